@@ -1,0 +1,1 @@
+"""Model adapters: scripted, replay and OpenAI-compatible (live)."""

@@ -1,0 +1,81 @@
+"""The stdio demo: a terminal chat that prints each request header's tool order.
+
+``python -m headerlock.apps.stdio --config app.yaml [--script replies.yaml]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from headerlock.app import AgentApp
+from headerlock.apps.launch import add_launch_arguments, load_app_config, load_script
+from headerlock.config import SpineConfig, StdioAppConfig, forward
+from headerlock.errors import HeaderlockError
+from headerlock.header import fold_request_header
+from headerlock.llm import LlmAdapter
+from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, Event
+
+
+async def run_stdio(
+    config: StdioAppConfig,
+    adapter: LlmAdapter | None,
+    *,
+    stdin: TextIO,
+    stdout: TextIO,
+    workspace: Path | None = None,
+) -> int:
+    """Chat until end of input; returns 0, or 1 when any turn failed."""
+    app = AgentApp(forward(config, SpineConfig), adapter=adapter, workspace=workspace)
+
+    def show_header(event: Event) -> None:
+        if event.type in (REQUEST_HEADER, REQUEST_HEADER_DELTA):
+            header = fold_request_header(app.session.events)
+            names = ", ".join(header.tool_names()) if header else ""
+            reason = event.data.get("reason", "delta")
+            print(f"[header {reason}] tools: {names or '(none)'}", file=stdout, flush=True)
+
+    app.session.subscribe(show_header)
+    failed = False
+    async with app:
+        while True:
+            print(config.prompt, end="", file=stdout, flush=True)
+            line = await asyncio.to_thread(stdin.readline)
+            if not line:
+                print(file=stdout)
+                break
+            if not line.strip():
+                continue
+            result = await app.run_turn(line.rstrip("\n"))
+            if result.reason.kind == "error":
+                failed = True
+                print(f"error: {result.reason.message}", file=stdout, flush=True)
+            else:
+                print(result.text, file=stdout, flush=True)
+                if result.reason.kind == "max-steps":
+                    print(f"(stopped after {result.reason.step} steps)", file=stdout, flush=True)
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the stdio demo."""
+    parser = argparse.ArgumentParser(prog="python -m headerlock.apps.stdio", description=__doc__)
+    add_launch_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        config = load_app_config(StdioAppConfig, args.config)
+        adapter = load_script(args.script)
+        return asyncio.run(
+            run_stdio(config, adapter, stdin=sys.stdin, stdout=sys.stdout, workspace=args.workspace)
+        )
+    except HeaderlockError as error:
+        print(f"headerlock: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

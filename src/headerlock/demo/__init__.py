@@ -1,0 +1,1 @@
+"""Bundled demo: tool plugins and scenarios."""

@@ -1,0 +1,36 @@
+"""Helpers shared by the tests: tool plugins with controllable load timing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from headerlock import Context, ToolSchema
+
+PluginFn = Callable[[Context], Awaitable[None]]
+
+
+def tool_plugin(
+    name: str, *, delay: float = 0.0, yields: int = 0, description: str = ""
+) -> PluginFn:
+    """A plugin that registers tool ``name`` (echoing its arguments) after a delay."""
+
+    async def plugin(ctx: Context) -> None:
+        for _ in range(yields):
+            await asyncio.sleep(0)
+        if delay:
+            await asyncio.sleep(delay)
+
+        def handler(arguments: Mapping[str, Any]) -> str:
+            return f"{name} ok"
+
+        ctx.tools.register(ToolSchema(name, description or f"The {name} tool."), handler)
+
+    plugin.__qualname__ = f"tool_plugin[{name}]"
+    return plugin
+
+
+def events_of(events: list[Any], kind: str) -> list[Any]:
+    """The events of one type."""
+    return [e for e in events if e.type == kind]

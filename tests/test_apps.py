@@ -14,7 +14,7 @@ import pytest
 from headerlock import TOOL_ORDER_REST, AcpAppConfig, StdioAppConfig, SystemPrompt, parse_config
 from headerlock.adapters.scripted import ScriptedAdapter
 from headerlock.app import AgentApp
-from headerlock.apps.stdio import run_stdio
+from headerlock.apps.stdio import run_stdio, stdio_app
 
 PLUGINS = ["headerlock.demo.tools:files", "headerlock.demo.tools:todos"]
 
@@ -50,10 +50,9 @@ def test_stdio_app_prints_replies_and_tool_order(tmp_path: Path) -> None:
         ]
     )
     out = io.StringIO()
+    app = stdio_app(config, adapter, tmp_path)
     code = asyncio.run(
-        run_stdio(
-            config, adapter, stdin=io.StringIO("write a file\n"), stdout=out, workspace=tmp_path
-        )
+        run_stdio(app, prompt=config.prompt, stdin=io.StringIO("write a file\n"), stdout=out)
     )
     assert code == 0
     assert out.getvalue().splitlines() == [
@@ -69,14 +68,9 @@ def test_stdio_app_keeps_running_after_a_failed_turn(tmp_path: Path) -> None:
         StdioAppConfig, {"tool_order": ["ghost", TOOL_ORDER_REST], "plugins": PLUGINS}
     )
     out = io.StringIO()
+    app = stdio_app(config, ScriptedAdapter(["x"]), tmp_path)
     code = asyncio.run(
-        run_stdio(
-            config,
-            ScriptedAdapter(["x"]),
-            stdin=io.StringIO("one\ntwo\n"),
-            stdout=out,
-            workspace=tmp_path,
-        )
+        run_stdio(app, prompt=config.prompt, stdin=io.StringIO("one\ntwo\n"), stdout=out)
     )
     assert code == 1
     errors = [line for line in out.getvalue().splitlines() if "error:" in line]
@@ -191,7 +185,7 @@ def test_acp_demo_over_a_real_subprocess(tmp_path: Path) -> None:
     assert text == "The notes say hello."
     assert client.headers == [
         {
-            "method": "_headerlock/request_header",
+            "method": "headerlock/request_header",
             "sessionId": "session-1",
             "reason": "initial",
             "tools": ["todo_write", "edit", "list", "read", "write"],

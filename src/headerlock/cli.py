@@ -1,9 +1,158 @@
-"""The ``headerlock`` command line."""
+"""The ``headerlock`` command line: demo, record, replay, diff.
+
+Exit codes: 0 all good, 1 a mismatch or failed guard, 2 bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from headerlock.diffing import explain
+from headerlock.errors import HeaderlockError
+from headerlock.header import fold_request_header
+from headerlock.pins import PinError
+from headerlock.project import Project
+from headerlock.recording import load_recording
+from headerlock.replay import MissingRecordingError, ReplayMismatch
+from headerlock.scenario import Scenario
+from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
+
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def bundled_dir(name: str) -> Path:
+    """The bundled ``fixtures`` or ``recordings`` (in the wheel, or in a source checkout)."""
+    packaged = Path(__file__).parent / "demo" / name
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / name
+    if checkout.is_dir():
+        return checkout
+    raise HeaderlockError(f"the bundled {name}/ directory is missing from this installation")
+
+
+class Console:
+    """Progress and results, one line each; ``[i/n]`` counters on long runs."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def line(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def step(self, index: int, total: int, text: str) -> None:
+        self.line(f"[{index}/{total}] {text}")
+
+
+def header_lines(events: Sequence[dict[str, object]]) -> list[str]:
+    """One line per recorded header: its kind, reason and tool order."""
+    log = SessionLog.from_data(events)
+    lines = []
+    for event in log.events:
+        if event.type in (REQUEST_HEADER, REQUEST_HEADER_DELTA):
+            header = fold_request_header(log.events[: event.seq])
+            reason = event.data.get("reason", "delta")
+            names = ", ".join(header.tool_names()) if header else ""
+            lines.append(f"{event.type} ({reason}) seq {event.seq}: {names or '(no tools)'}")
+        elif event.type == TURN_END and event.data["reason"]["kind"] == "error":
+            lines.append(f"turn {event.data['turn']} failed: {event.data['reason']['message']}")
+    return lines
+
+
+def _selected(project: Project, names: Sequence[str]) -> list[Scenario]:
+    chosen = list(names) or project.scenario_names()
+    return [project.scenario(name) for name in chosen]
+
+
+async def _record(project: Project, names: Sequence[str], console: Console, live: bool) -> int:
+    scenarios = _selected(project, names)
+    for index, scenario in enumerate(scenarios, 1):
+        started = time.perf_counter()
+        recording = await project.record(scenario, live=live)
+        elapsed = time.perf_counter() - started
+        console.step(
+            index,
+            len(scenarios),
+            f"recorded {scenario.name} -> {project.recording_path(scenario.name).as_posix()}"
+            f" ({len(recording.events)} events, {elapsed:.2f}s)",
+        )
+    return EXIT_OK
+
+
+async def _replay(
+    project: Project, names: Sequence[str], console: Console, *, show_headers: bool = False
+) -> int:
+    scenarios = _selected(project, names)
+    failures = bad = 0
+    for index, scenario in enumerate(scenarios, 1):
+        started = time.perf_counter()
+        label = f"{scenario.name} ({scenario.app}{', pinned' if scenario.pin else ''})"
+        try:
+            _, output = await project.replay(scenario)
+            await project.check_pin_guard(scenario, output)
+        except HeaderlockError as error:
+            if isinstance(error, (ReplayMismatch, PinError, MissingRecordingError)):
+                failures += 1
+            else:
+                bad += 1
+            console.step(index, len(scenarios), f"FAIL {label}")
+            console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
+            continue
+        console.step(index, len(scenarios), f"ok   {label} ({time.perf_counter() - started:.2f}s)")
+        if show_headers:
+            for line in header_lines(output.events):
+                console.line(f"      {line}")
+    try:
+        await project.check_files()
+        console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
+    except PinError as error:
+        failures += 1
+        console.line("guards: FAIL")
+        console.line("\n".join(f"    {p}" for p in error.problems))
+    except HeaderlockError as error:
+        bad += 1
+        console.line(f"guards: FAIL\n    {error}")
+    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
+
+
+async def _demo(console: Console) -> int:
+    with tempfile.TemporaryDirectory(prefix="headerlock-demo-") as temp:
+        root = Path(temp)
+        shutil.copytree(bundled_dir("fixtures"), root / "fixtures")
+        project = Project(root / "fixtures", root / "recordings")
+        count = len(project.scenario_names())
+        console.line(f"headerlock demo: {count} bundled scenarios in {root}")
+        console.line("1. record each scenario with its scripted model")
+        await _record(project, (), console, live=False)
+        console.line(
+            "2. replay the recordings (no network) and show each request header's tool order"
+        )
+        return await _replay(project, (), console, show_headers=True)
+
+
+def _diff(a: Path, b: Path, console: Console) -> int:
+    left, right = load_recording(a), load_recording(b)
+    if left.to_text() == right.to_text():
+        console.line("recordings are identical")
+        return EXIT_OK
+    console.line(
+        explain(
+            left.to_data(),
+            right.to_data(),
+            expected_text=left.to_text(),
+            actual_text=right.to_text(),
+            names=(a.as_posix(), b.as_posix()),
+        )
+    )
+    return EXIT_MISMATCH
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -12,15 +161,49 @@ def build_parser() -> argparse.ArgumentParser:
         prog="headerlock",
         description="Record and replay the request headers an LLM agent sends.",
     )
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("demo", help="record and replay the bundled scenarios in a temp dir")
+    for name, help_text in (
+        ("record", "run scenarios and write their recordings"),
+        ("replay", "replay scenarios against their recordings (exit 1 on mismatch)"),
+    ):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument(
+            "names", nargs="*", metavar="NAME", help="scenario names (default: all)"
+        )
+        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
+        command.add_argument("--recordings", type=Path, default=Path("recordings"))
+        if name == "record":
+            command.add_argument(
+                "--live", action="store_true", help="use the live endpoint (HEADERLOCK_BASE_URL)"
+            )
+    diff = commands.add_parser("diff", help="explain how two recordings differ")
+    diff.add_argument("a", type=Path)
+    diff.add_argument("b", type=Path)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command line; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    console = Console(out or sys.stdout)
     if args.command is None:
-        parser.print_help()
-        return 0
-    return 0
+        parser.print_help(console.out)
+        return EXIT_OK
+    run: Callable[[], int]
+    if args.command == "demo":
+        run = lambda: asyncio.run(_demo(console))  # noqa: E731
+    elif args.command == "diff":
+        run = lambda: _diff(args.a, args.b, console)  # noqa: E731
+    else:
+        project = Project(args.fixtures, args.recordings)
+        if args.command == "record":
+            run = lambda: asyncio.run(_record(project, args.names, console, args.live))  # noqa: E731
+        else:
+            run = lambda: asyncio.run(_replay(project, args.names, console))  # noqa: E731
+    try:
+        return run()
+    except HeaderlockError as error:
+        print(f"headerlock: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT

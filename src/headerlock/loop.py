@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -105,6 +106,7 @@ class AgentLoop:
         self.state = "running"
         self.turn += 1
         turn, step, text = self.turn, 0, ""
+        started = time.monotonic()
         log = self.session.append
         log(TURN_START, {"turn": turn, "trigger": trigger})
         log(USER_MESSAGE, {"turn": turn, "content": prompt})
@@ -126,7 +128,8 @@ class AgentLoop:
             self.ctx.emit(AGENT_ERROR, {"turn": turn, "step": reason.step, "message": message})
         finally:
             self.state = "idle"
-        log(TURN_END, {"turn": turn, "reason": reason.to_data()})
+        elapsed_ms = round((time.monotonic() - started) * 1000)
+        log(TURN_END, {"turn": turn, "reason": reason.to_data(), "elapsed_ms": elapsed_ms})
         return TurnResult(turn, reason, text)
 
     async def _step(self, turn: int, step: int) -> tuple[str, list[ToolCallRequest]]:

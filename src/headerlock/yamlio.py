@@ -8,6 +8,7 @@ strings as literal blocks, with the same bytes from the C and pure dumpers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,27 @@ def dumps(data: Any, *, pure: bool = False) -> str:
         explicit_start=False,
     )
     return text
+
+
+def locate(text: str, keys: Sequence[str | int]) -> int | None:
+    """The 1-based line of the node at ``keys`` in ``text`` (or of its nearest parent)."""
+    try:
+        node = yaml.compose(text, Loader=PureStrictLoader)
+    except yaml.YAMLError:
+        return None
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in keys:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == key:
+                    line = key_node.start_mark.line + 1
+                    child = value_node
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            child = node.value[key]
+            line = child.start_mark.line + 1
+        if child is None:
+            break
+        node = child
+    return line

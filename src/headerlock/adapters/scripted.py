@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from headerlock.errors import ConfigError
-from headerlock.frozen import FrozenDict, deep_freeze
+from headerlock.frozen import FrozenDict, deep_freeze, thaw
 from headerlock.llm import ModelError, ModelRequest, StreamItem, TextDelta, ToolCallRequest
 
 _CHUNKS = re.compile(r"\s*\S+\s*|\s+")
@@ -52,7 +52,7 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
         return Reply(text=spec)
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected text or a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - {"text", "tool_calls"})
+    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks"})
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}", key=unknown[0])
     text = spec.get("text", "")
@@ -76,9 +76,31 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
         if call_id is not None and not isinstance(call_id, str):
             raise ConfigError(f"{at}.id: expected a string", key="id")
         parsed.append(ScriptedToolCall(call["name"], arguments, call_id))
+    chunks = spec.get("chunks")
+    if chunks is not None and (
+        not isinstance(chunks, Sequence)
+        or not all(isinstance(c, str) for c in chunks)
+        or "".join(chunks) != text
+    ):
+        raise ConfigError(f"{where}.chunks: must be strings that join to the text", key="chunks")
     if not text and not parsed:
         raise ConfigError(f"{where}: a reply needs text or tool_calls")
-    return Reply(text=text, tool_calls=tuple(parsed))
+    return Reply(
+        text=text, tool_calls=tuple(parsed), chunks=tuple(chunks) if chunks is not None else None
+    )
+
+
+def reply_to_data(reply: Reply) -> dict[str, Any]:
+    """Plain data that ``parse_reply`` reads back to an equal ``Reply``."""
+    data: dict[str, Any] = {"text": reply.text}
+    if reply.chunks is not None:
+        data["chunks"] = list(reply.chunks)
+    if reply.tool_calls:
+        data["tool_calls"] = [
+            {"name": c.name, "arguments": thaw(c.arguments), **({"id": c.id} if c.id else {})}
+            for c in reply.tool_calls
+        ]
+    return data
 
 
 class ScriptedAdapter:

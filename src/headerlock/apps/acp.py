@@ -5,7 +5,8 @@
 Each ``session/new`` starts an ``AgentApp`` in the session's ``cwd``; a
 ``session/prompt`` runs one turn and streams its text and tool calls as
 session updates. Every recorded request header is also announced with the
-extension notification ``_headerlock/request_header`` ``{sessionId, reason, tools}``.
+extension notification ``_headerlock/request_header`` ``{sessionId, reason,
+tools}``, and ``_headerlock/session_log`` ``{sessionId}`` returns a session's log.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from headerlock.session import (
     Event,
 )
 
-HEADER_NOTIFICATION = "_headerlock/request_header"
+HEADER_NOTIFICATION = "headerlock/request_header"
+SESSION_LOG_METHOD = "headerlock/session_log"
+"""Extension method ``{sessionId} -> {events}``: a session's log as plain data."""
 
 
 def _require_acp() -> Any:
@@ -133,6 +136,15 @@ class AcpAgent:
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         return None
 
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        lib = _require_acp()
+        if method != SESSION_LOG_METHOD:
+            raise lib.RequestError.method_not_found(method)
+        app = self.sessions.get(str(params.get("sessionId")))
+        if app is None:
+            raise lib.RequestError.invalid_params({"sessionId": "unknown session"})
+        return {"events": app.session.to_data()}
+
     async def close(self) -> None:
         for app in self.sessions.values():
             await app.stop()
@@ -165,3 +177,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+class TranscriptClient:
+    """An ACP client that keeps, in arrival order, what the agent sends it."""
+
+    def __init__(self) -> None:
+        self.transcript: list[dict[str, Any]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        data = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.transcript.append({"update": data})
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.transcript.append({"notification": method, "params": params})
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        raise _require_acp().RequestError.method_not_found("session/request_permission")
+
+    def on_connect(self, conn: Any) -> None:
+        return None

@@ -21,16 +21,8 @@ from headerlock.llm import LlmAdapter
 from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, Event
 
 
-async def run_stdio(
-    config: StdioAppConfig,
-    adapter: LlmAdapter | None,
-    *,
-    stdin: TextIO,
-    stdout: TextIO,
-    workspace: Path | None = None,
-) -> int:
+async def run_stdio(app: AgentApp, *, prompt: str, stdin: TextIO, stdout: TextIO) -> int:
     """Chat until end of input; returns 0, or 1 when any turn failed."""
-    app = AgentApp(forward(config, SpineConfig), adapter=adapter, workspace=workspace)
 
     def show_header(event: Event) -> None:
         if event.type in (REQUEST_HEADER, REQUEST_HEADER_DELTA):
@@ -43,7 +35,7 @@ async def run_stdio(
     failed = False
     async with app:
         while True:
-            print(config.prompt, end="", file=stdout, flush=True)
+            print(prompt, end="", file=stdout, flush=True)
             line = await asyncio.to_thread(stdin.readline)
             if not line:
                 print(file=stdout)
@@ -61,6 +53,13 @@ async def run_stdio(
     return 1 if failed else 0
 
 
+def stdio_app(
+    config: StdioAppConfig, adapter: LlmAdapter | None, workspace: Path | None = None
+) -> AgentApp:
+    """The spine configured from the stdio app's config."""
+    return AgentApp(forward(config, SpineConfig), adapter=adapter, workspace=workspace)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the stdio demo."""
     parser = argparse.ArgumentParser(prog="python -m headerlock.apps.stdio", description=__doc__)
@@ -69,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_app_config(StdioAppConfig, args.config)
         adapter = load_script(args.script)
-        return asyncio.run(
-            run_stdio(config, adapter, stdin=sys.stdin, stdout=sys.stdout, workspace=args.workspace)
-        )
+        app = stdio_app(config, adapter, args.workspace)
+        return asyncio.run(run_stdio(app, prompt=config.prompt, stdin=sys.stdin, stdout=sys.stdout))
     except HeaderlockError as error:
         print(f"headerlock: {error}", file=sys.stderr)
         return 2

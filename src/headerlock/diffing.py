@@ -1,0 +1,124 @@
+"""Readable explanations of why two recordings differ.
+
+The verdict is always the byte comparison of canonical YAML; this module only
+explains it: deepdiff paths (tool lists keyed by tool name) and a unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from deepdiff import DeepDiff
+
+MAX_PATHS = 20
+MAX_DIFF_LINES = 80
+_SEGMENT = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def key_tools_by_name(value: Any) -> Any:
+    """Turn every ``tools`` list of named schemas into a mapping keyed by name."""
+    if isinstance(value, Mapping):
+        result = {}
+        for key, item in value.items():
+            if key == "tools" and _named_list(item):
+                result[key] = {tool["name"]: key_tools_by_name(tool) for tool in item}
+            else:
+                result[key] = key_tools_by_name(item)
+        return result
+    if isinstance(value, list):
+        return [key_tools_by_name(v) for v in value]
+    return value
+
+
+def _named_list(value: Any) -> bool:
+    if not isinstance(value, list) or not value:
+        return False
+    names = [v.get("name") for v in value if isinstance(v, Mapping)]
+    return len(names) == len(value) and len(set(names)) == len(names)
+
+
+def readable_path(path: str) -> str:
+    """``root['events'][4]['data']`` → ``events[4].data``."""
+    parts = []
+    for segment in _SEGMENT.findall(path):
+        if segment.startswith("'"):
+            key = segment[1:-1]
+            parts.append(f".{key}" if _IDENTIFIER.match(key) else f"[{segment}]")
+        else:
+            parts.append(f"[{segment}]")
+    return "".join(parts).lstrip(".")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def changed_paths(expected: Any, actual: Any) -> list[str]:
+    """One line per difference: ``path: expected -> actual`` (tools keyed by name)."""
+    diff = DeepDiff(key_tools_by_name(expected), key_tools_by_name(actual), verbose_level=2)
+    lines: list[str] = []
+    for kind, changes in diff.to_dict().items():
+        if isinstance(changes, Mapping):
+            items = list(changes.items())
+        else:
+            items = [(path, None) for path in changes]
+        for path, detail in items:
+            where = readable_path(path)
+            if kind == "values_changed" or kind == "type_changes":
+                lines.append(
+                    f"{where}: {_short(detail['old_value'])} -> {_short(detail['new_value'])}"
+                )
+            elif kind.endswith("_added"):
+                lines.append(f"{where}: added {_short(detail)}")
+            elif kind.endswith("_removed"):
+                lines.append(f"{where}: removed {_short(detail)}")
+            else:
+                lines.append(f"{where}: {kind}")
+    return sorted(lines, key=_path_order)
+
+
+def _path_order(line: str) -> list[Any]:
+    return [int(n) if n.isdigit() else n for n in re.split(r"(\d+)", line)]
+
+
+def unified(expected_text: str, actual_text: str, *, names: tuple[str, str]) -> list[str]:
+    """A unified diff of two YAML texts, cut to ``MAX_DIFF_LINES`` lines."""
+    lines = list(
+        difflib.unified_diff(
+            expected_text.splitlines(),
+            actual_text.splitlines(),
+            fromfile=names[0],
+            tofile=names[1],
+            n=2,
+            lineterm="",
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)"]
+    return lines
+
+
+def explain(
+    expected: Any,
+    actual: Any,
+    *,
+    expected_text: str,
+    actual_text: str,
+    names: tuple[str, str] = ("recorded", "replayed"),
+) -> str:
+    """The paths that differ, then the unified diff."""
+    paths = changed_paths(expected, actual)
+    out = ["what differs (tools keyed by name):"]
+    out += [f"  {p}" for p in paths[:MAX_PATHS]] or [
+        "  (no structural difference: formatting only)"
+    ]
+    if len(paths) > MAX_PATHS:
+        out.append(f"  ... and {len(paths) - MAX_PATHS} more")
+    out.append("")
+    out += unified(expected_text, actual_text, names=names)
+    return "\n".join(out)

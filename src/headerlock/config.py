@@ -84,9 +84,15 @@ def parse_config(
         raise config_error(error, source) from None
 
 
+def first_error(error: ValidationError) -> Any:
+    """The error to report first: an unknown key explains the rest, so it comes first."""
+    errors = error.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
 def config_error(error: ValidationError, source: str) -> ConfigError:
     """A ``ConfigError`` naming the first offending key of a pydantic error."""
-    first = error.errors()[0]
+    first = first_error(error)
     key = ".".join(str(part) for part in first["loc"]) or "(root)"
     if first["type"] == "extra_forbidden":
         message = f"{source}: unknown key {key!r}"

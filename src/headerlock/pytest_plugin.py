@@ -10,7 +10,6 @@ through a syrupy extension (``pytest --snapshot-update`` records), plus one
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +121,7 @@ def _updating(config: pytest.Config) -> bool:
 
 def _xdist_workers(config: pytest.Config) -> bool:
     numprocesses = getattr(config.option, "numprocesses", None)
-    return bool(numprocesses) or "PYTEST_XDIST_WORKER" in os.environ
+    return bool(numprocesses) or hasattr(config, "workerinput")
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -98,9 +98,9 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     if not data["pinned"]:
         scrubbed = scrub_events(events)
         if scrubbed != events:
-            where = "; ".join(changed_paths(events, scrubbed)[:3])
+            where = "; ".join(changed_paths({"events": events}, {"events": scrubbed})[:3])
             raise RecordingError(
-                f"unpinned recording is not normalized ({where}); re-record it"
+                f"unpinned recording is not normalized (scrubbing changes {where}); re-record it"
                 " instead of editing it",
                 path=path,
             )

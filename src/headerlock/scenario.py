@@ -11,7 +11,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from headerlock.adapters.scripted import Reply, parse_reply
-from headerlock.config import AcpAppConfig, SpineConfig, StdioAppConfig, parse_config
+from headerlock.config import (
+    AcpAppConfig,
+    SpineConfig,
+    StdioAppConfig,
+    first_error,
+    parse_config,
+)
 from headerlock.errors import ConfigError, HeaderlockError, PluginError
 from headerlock.plugins import resolve_plugin
 from headerlock.yamlio import YamlError, decode, loads, locate
@@ -108,7 +114,7 @@ def parse_scenario(text: str, path: Path) -> Scenario:
     try:
         fixture = _Fixture.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
+        first = first_error(error)
         keys = [k for k in first["loc"] if isinstance(k, (str, int))]
         if first["type"] == "extra_forbidden":
             raise fail(f"unknown key {keys[-1]!r}", keys) from None
@@ -129,7 +135,8 @@ def parse_scenario(text: str, path: Path) -> Scenario:
         config = parse_config(APP_SCHEMAS[fixture.app], config_data, source="config")
     except ConfigError as error:
         at = ["config", error.key] if error.key else ["config"]
-        raise fail(str(error).removeprefix("config: "), at) from None
+        prefix = f"config: {error.key}: " if error.key else "config: "
+        raise fail(str(error).removeprefix(prefix).removeprefix("config: "), at) from None
     for relative in fixture.files:
         if relative.startswith("/") or ".." in Path(relative).parts or "\x00" in relative:
             raise fail(
@@ -142,7 +149,8 @@ def parse_scenario(text: str, path: Path) -> Scenario:
             try:
                 parsed.append(parse_reply(spec, where=f"model[{index}]"))
             except ConfigError as error:
-                raise fail(str(error), ["model", index]) from None
+                line = locate(text, ["model", index])
+                raise ScenarioError(str(error), path=label, line=line) from None
         replies = tuple(parsed)
     return Scenario(
         name=name,

@@ -8,6 +8,7 @@ strings as literal blocks, with the same bytes from the C and pure dumpers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,11 @@ def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
         return yaml.load(text, Loader=loader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        problem = error.problem or error.context or "invalid YAML"
-        raise YamlError(str(problem), path=path, line=mark.line + 1 if mark else None) from None
+        problem = str(error.problem or error.context or "invalid YAML")
+        lines = text.splitlines()
+        if mark and mark.line < len(lines) and "\t" in lines[mark.line]:
+            problem += " (a tab: YAML indents with spaces only)"
+        raise YamlError(problem, path=path, line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as error:
         raise YamlError(str(error), path=path) from None
     except RecursionError:
@@ -145,6 +149,15 @@ def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
     return loads(text, path=label)
 
 
+# Characters the C and pure emitters treat differently (controls, unusual line
+# breaks, BOM, non-characters, surrogates, astral planes): strings holding any
+# are always double-quoted, where both escape them the same way.
+_EXOTIC = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff\U00010000-\U0010ffff]"
+)
+_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+
+
 def _canonical_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
     class CanonicalDumper(base):  # type: ignore[valid-type,misc]
         """Sorted keys, block style, literal blocks for multi-line text, no aliases."""
@@ -153,7 +166,12 @@ def _canonical_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
             return True
 
     def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        style = "|" if "\n" in value else None
+        if _EXOTIC.search(value):
+            style: str | None = '"'
+        elif "\n" in value:
+            style = "|"
+        else:
+            style = None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     CanonicalDumper.add_representer(str, represent_str)
@@ -161,7 +179,25 @@ def _canonical_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
 
 
 CanonicalDumper = _canonical_dumper(_BaseDumper)
-PureCanonicalDumper = _canonical_dumper(yaml.SafeDumper)
+
+
+class PureCanonicalDumper(_canonical_dumper(yaml.SafeDumper)):  # type: ignore[misc]
+    """The pure-Python dumper, made to emit what libyaml emits."""
+
+    def check_simple_key(self) -> bool:
+        # libyaml accepts empty scalars and keys of exactly 128 characters as
+        # simple keys; PyYAML's pure emitter writes "? key" for both.
+        event = self.event
+        if isinstance(event, yaml.ScalarEvent):
+            emitter: Any = self
+            if emitter.analysis is None:
+                emitter.analysis = emitter.analyze_scalar(event.value)
+            analysis: Any = emitter.analysis
+            if analysis.multiline or not _BREAKS.isdisjoint(event.value):
+                return False
+            length = len(self.prepared_anchor or "") + len(self.prepared_tag or "")
+            return length + len(analysis.scalar) <= 128
+        return bool(super().check_simple_key())
 
 
 def dumps(data: Any, *, pure: bool = False) -> str:
@@ -178,7 +214,8 @@ def dumps(data: Any, *, pure: bool = False) -> str:
         line_break="\n",
         explicit_start=False,
     )
-    return text
+    # The pure emitter closes an open-ended root scalar with "...", libyaml does not.
+    return text.removesuffix("...\n") if text.endswith("\n...\n") else text
 
 
 def locate(text: str, keys: Sequence[str | int]) -> int | None:

@@ -1,0 +1,217 @@
+"""The pytest plugin, driven through pytester."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from model_server import Behaviour, model_server, text_chunks
+
+ROOT = Path(__file__).parents[1]
+SCENARIOS = ["text-turn", "tool-turn", "ordered-turn", "error-turn"]
+
+
+@pytest.fixture(autouse=True)
+def not_an_xdist_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process runs must not inherit this suite's own xdist worker identity."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\ntestpaths = fixtures tests\n")
+    for folder in ("fixtures", "recordings"):
+        (pytester.path / folder).mkdir()
+        for name in SCENARIOS:
+            shutil.copy(ROOT / folder / f"{name}.yaml", pytester.path / folder)
+    return pytester
+
+
+def test_scenarios_replay_as_items_with_a_guard(project: pytest.Pytester) -> None:
+    result = project.runpytest("-v")
+    result.assert_outcomes(passed=len(SCENARIOS) + 1)
+    result.stdout.fnmatch_lines(
+        [
+            "fixtures/error-turn.yaml::replay PASSED*",
+            "fixtures/text-turn.yaml::replay PASSED*",
+            "fixtures::headerlock-guards PASSED*",
+            f"{len(SCENARIOS)} snapshots passed.",
+        ]
+    )
+
+
+def test_missing_recording_fails_with_the_record_command_and_creates_nothing(
+    project: pytest.Pytester,
+) -> None:
+    (project.path / "recordings" / "tool-turn.yaml").unlink()
+    result = project.runpytest()
+    result.assert_outcomes(passed=len(SCENARIOS), failed=1)
+    result.stdout.fnmatch_lines(
+        ["*scenario 'tool-turn' has no recording at recordings/tool-turn.yaml; record it with:"
+         " headerlock record tool-turn   (or: pytest --snapshot-update fixtures/tool-turn.yaml)"]
+    )  # fmt: skip
+    assert not (project.path / "recordings" / "tool-turn.yaml").exists()
+
+
+def test_snapshot_update_records_and_reports_unused(project: pytest.Pytester) -> None:
+    shutil.rmtree(project.path / "recordings")
+    (project.path / "recordings").mkdir()
+    stale = project.path / "recordings" / "gone-turn.yaml"
+    shutil.copy(ROOT / "recordings" / "tool-turn.yaml", stale)
+    result = project.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=len(SCENARIOS) + 1)
+    result.stdout.fnmatch_lines(
+        [f"{len(SCENARIOS)} snapshots generated. 1 unused snapshot deleted.*"]
+    )
+    assert not stale.exists()
+    for name in SCENARIOS:
+        written = (project.path / "recordings" / f"{name}.yaml").read_bytes()
+        assert written == (ROOT / "recordings" / f"{name}.yaml").read_bytes()
+    project.runpytest().assert_outcomes(passed=len(SCENARIOS) + 1)
+
+
+def test_unused_recording_is_reported_without_update(project: pytest.Pytester) -> None:
+    shutil.copy(
+        ROOT / "recordings" / "tool-turn.yaml", project.path / "recordings" / "gone-turn.yaml"
+    )
+    result = project.runpytest()
+    result.stdout.fnmatch_lines(["*1 snapshot unused.*"])
+
+
+def test_update_never_deletes_the_recording_of_a_broken_fixture(project: pytest.Pytester) -> None:
+    fixture = project.path / "fixtures" / "tool-turn.yaml"
+    fixture.write_text(fixture.read_text() + "steps: [oops\n")
+    result = project.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=len(SCENARIOS) - 1, failed=2)
+    result.stdout.fnmatch_lines(["*fixtures/tool-turn.yaml:*: did not find expected ',' or ']'*"])
+    assert (project.path / "recordings" / "tool-turn.yaml").exists()
+
+
+def test_a_change_fails_with_a_readable_diff(project: pytest.Pytester) -> None:
+    recording = project.path / "recordings" / "text-turn.yaml"
+    recording.write_text(recording.read_text().replace("List the entries", "Show the entries"))
+    result = project.runpytest()
+    result.assert_outcomes(passed=len(SCENARIOS) - 1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*scenario 'text-turn' no longer matches recordings/text-turn.yaml",
+            "*events[[]3].data.header.tools.list.description: 'Show the entries of a workspace directory.'"
+            " -> 'List the entries of a workspace directory.'",
+            "*if the change is intended, re-record: headerlock record text-turn*",
+            "*pin 'text-turn' of class 'default' is stale*",
+        ]
+    )
+
+
+def test_tampered_recording_fails_clearly(project: pytest.Pytester) -> None:
+    recording = project.path / "recordings" / "tool-turn.yaml"
+    recording.write_text(recording.read_text().replace("version: 1", "version: 9"))
+    result = project.runpytest()
+    result.stdout.fnmatch_lines(
+        ["*recordings/tool-turn.yaml: recording format version 9 is newer*"]
+    )
+
+
+def test_ini_options_choose_the_directories(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\ntestpaths = scenarios\nheaderlock_fixtures = scenarios\nheaderlock_recordings = snaps\n"
+    )
+    for folder, target in (("fixtures", "scenarios"), ("recordings", "snaps")):
+        (pytester.path / target).mkdir()
+        shutil.copy(ROOT / folder / "text-turn.yaml", pytester.path / target)
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["scenarios/text-turn.yaml::replay PASSED*"])
+
+
+RECORDER_TEST = """
+import asyncio
+import pytest
+from headerlock import ToolSchema
+from headerlock.adapters.scripted import ScriptedAdapter
+from headerlock.app import AgentApp
+
+DESCRIPTION = "Read a file."
+
+
+def tools(ctx):
+    ctx.tools.register(ToolSchema("read", DESCRIPTION), lambda a: "text")
+    ctx.tools.register(ToolSchema("bash", "Run a command."), lambda a: "ok")
+
+
+def run_app():
+    app = AgentApp({"model": "demo", "persona": "Be brief."}, plugins=[tools],
+                   adapter=ScriptedAdapter([{"tool_calls": [{"name": "read"}]}, "done"]))
+    async def go():
+        async with app:
+            await app.run_turn("hi")
+    asyncio.run(go())
+    return app
+
+
+@pytest.mark.headerlock_pin
+def test_pinned_agent(headerlock_recorder):
+    headerlock_recorder.assert_match(run_app())
+
+
+def test_plain_agent(headerlock_recorder):
+    headerlock_recorder.assert_match(run_app())
+"""
+
+
+def test_recorder_fixture_and_pin_marker(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    (pytester.path / "tests").mkdir()
+    test_file = pytester.path / "tests" / "test_agent.py"
+    test_file.write_text(RECORDER_TEST)
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=2)
+    pinned = (pytester.path / "recordings" / "test_pinned_agent.yaml").read_text()
+    plain = (pytester.path / "recordings" / "test_plain_agent.yaml").read_text()
+    assert "description: Read a file." in pinned and "pinned: true" in pinned
+    assert "tools: <<tools>>" in plain and "Read a file." not in plain
+    pytester.runpytest().assert_outcomes(passed=2)
+    test_file.write_text(RECORDER_TEST.replace('"Read a file."', '"Read one file."'))
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*events[[]3].data.header.tools.read.description: 'Read a file.' -> 'Read one file.'*"]
+    )
+
+
+def test_live_recording_against_a_loopback_endpoint(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-live-sentinel-42"
+    with model_server(Behaviour(text_chunks("PONG"))) as server:
+        monkeypatch.setenv("HEADERLOCK_BASE_URL", server.base_url)
+        monkeypatch.setenv("HEADERLOCK_API_KEY", secret)
+        result = project.runpytest(
+            "--snapshot-update", "--headerlock-live", "fixtures/text-turn.yaml"
+        )
+    result.assert_outcomes(passed=1)
+    written = (project.path / "recordings" / "text-turn.yaml").read_text()
+    assert written == (ROOT / "recordings" / "text-turn.yaml").read_text()
+    assert secret not in written
+    assert server.received[0]["headers"]["authorization"] == f"Bearer {secret}"
+
+
+def test_xdist_replays_with_the_same_verdicts(project: pytest.Pytester) -> None:
+    recording = project.path / "recordings" / "ordered-turn.yaml"
+    recording.write_text(recording.read_text().replace("Planned two steps.", "Planned 2 steps."))
+    serial = project.runpytest_subprocess()
+    parallel = project.runpytest_subprocess("-n", "2")
+    serial.assert_outcomes(passed=len(SCENARIOS), failed=1)
+    parallel.assert_outcomes(passed=len(SCENARIOS), failed=1)
+    parallel.stdout.fnmatch_lines(["FAILED fixtures/ordered-turn.yaml::replay*"])
+
+
+def test_xdist_update_is_refused_and_touches_nothing(project: pytest.Pytester) -> None:
+    before = {p.name: p.read_bytes() for p in (project.path / "recordings").iterdir()}
+    result = project.runpytest_subprocess("-n", "2", "--snapshot-update")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--snapshot-update under pytest-xdist is refused*"])
+    assert {p.name: p.read_bytes() for p in (project.path / "recordings").iterdir()} == before

@@ -1,0 +1,142 @@
+"""Canonical YAML out, strict YAML in."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headerlock.yamlio import YAML_C, YamlError, dumps, load_file, loads
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_c_and_pure_dumpers_give_identical_bytes_and_round_trip(value: Any) -> None:
+    text = dumps(value, pure=True)
+    assert dumps(value) == text
+    assert loads(text) == value
+    assert loads(text, pure=True) == value
+
+
+def test_c_dumper_is_present_here() -> None:
+    assert YAML_C, "PyYAML without libyaml: the C path of the tests above did not run"
+
+
+def test_insertion_order_does_not_matter() -> None:
+    a = {"b": 1, "a": {"y": [1, 2], "x": "text"}}
+    b = {"a": {"x": "text", "y": [1, 2]}, "b": 1}
+    assert dumps(a) == dumps(b)
+
+
+def test_multiline_strings_are_literal_blocks_and_nothing_wraps() -> None:
+    long = "word " * 200
+    text = dumps({"persona": "line one\nline two\n", "long": long})
+    assert "persona: |\n  line one\n  line two\n" in text
+    assert f"long: '{long}'" in text or f"long: {long.strip()}" in text or long.strip() in text
+    assert max(len(line) for line in text.splitlines()) > 900  # one line, never wrapped
+
+
+def test_no_aliases_for_shared_objects() -> None:
+    shared = {"k": "v"}
+    assert "&" not in dumps({"a": shared, "b": shared})
+
+
+def test_same_bytes_under_another_hash_seed_and_locale(tmp_path: Path) -> None:
+    script = (
+        "import sys; from headerlock.yamlio import dumps;"
+        "data = {'tools': sorted({'zeta', 'alpha', 'mid', 'é', '\\u00e9t\\u00e9'}), 's': {'b': 2, 'a': 1}};"
+        "sys.stdout.write(dumps(data))"
+    )
+    outputs = set()
+    for seed, locale in (("0", "C"), ("1", "C.UTF-8"), ("4242", "POSIX")):
+        env = dict(
+            os.environ, PYTHONHASHSEED=seed, LC_ALL=locale, LANG=locale, PYTHONIOENCODING="utf-8"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, check=True, timeout=60
+        )
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("a: &x 1\nb: *x\n", "anchors and aliases are not allowed", 1),
+        ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first at line 1)", 3),
+        ("base: {x: 1}\nother:\n  <<: {y: 2}\n", "merge keys (<<) are not allowed", 3),
+        ("a: !!python/object:os.system {}\n", "could not determine a constructor", 1),
+        ("a: !custom 1\n", "could not determine a constructor", 1),
+        ("a: !!binary aGk=\n", "the tag 'tag:yaml.org,2002:binary' is not allowed", 1),
+        ("a: [1, 2\n", "expected ',' or ']'", 2),
+        ("a:\n\tb: 1\n", "(a tab: YAML indents with spaces only)", 2),
+        ("1: x\n", "mapping keys must be strings", 1),
+    ],
+)
+def test_strict_loading_errors_name_the_line(text: str, message: str, line: int) -> None:
+    with pytest.raises(YamlError) as info:
+        loads(text, path="f.yaml")
+    assert message in str(info.value)
+    assert info.value.line == line
+    assert str(info.value).startswith(f"f.yaml:{line}: ")
+
+
+def test_dates_stay_strings() -> None:
+    assert loads("released: 2024-01-02\n") == {"released": "2024-01-02"}
+
+
+def test_billion_laughs_is_refused_fast() -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(
+            f"{cur}: &{cur} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]"
+        )
+    started = time.perf_counter()
+    with pytest.raises(YamlError, match="anchors and aliases are not allowed"):
+        loads("\n".join(lines))
+    assert time.perf_counter() - started < 1.0
+
+
+def test_deep_nesting_is_refused() -> None:
+    with pytest.raises(YamlError, match="nesting deeper than 64 levels"):
+        loads("[" * 200 + "]" * 200)
+
+
+def test_files(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("  \n")
+    with pytest.raises(YamlError, match=r"empty\.yaml: file is empty"):
+        load_file(empty)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"a: caf\xe9\n")
+    with pytest.raises(YamlError, match=r"not UTF-8 text \(byte 0xe9 at offset 6\)"):
+        load_file(latin)
+    bom = tmp_path / "bom.yaml"
+    bom.write_bytes(b"\xef\xbb\xbfa: 1\r\nb: |\r\n  x\r\n  y\r\n")
+    assert load_file(bom) == {"a": 1, "b": "x\ny\n"}
+    with pytest.raises(YamlError, match="no such file"):
+        load_file(tmp_path / "missing.yaml")
+    with pytest.raises(YamlError, match="more than the limit of 10"):
+        load_file(bom, max_bytes=10)
+
+
+def test_yaml_module_safe_dump_differs_from_canonical() -> None:
+    # The reason the dumper settings are pinned: the default width wraps long lines.
+    value = {"s": "x " * 100}
+    assert yaml.safe_dump(value) != dumps(value)

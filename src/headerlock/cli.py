@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from headerlock.apps.acp import require_acp
 from headerlock.diffing import explain
 from headerlock.errors import HeaderlockError
 from headerlock.header import fold_request_header
@@ -123,11 +124,28 @@ async def _replay(
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
 
 
+def _acp_available() -> bool:
+    try:
+        require_acp()
+    except HeaderlockError:
+        return False
+    return True
+
+
 async def _demo(console: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="headerlock-demo-") as temp:
         root = Path(temp)
         shutil.copytree(bundled_dir("fixtures"), root / "fixtures")
         project = Project(root / "fixtures", root / "recordings")
+        if not _acp_available():
+            for scenario in project.scenarios():
+                if scenario.app == "acp":
+                    scenario.path.unlink()
+                    console.line(
+                        f"skipping {scenario.name}: the ACP demo needs the agent-client-protocol"
+                        " SDK (pip install 'headerlock[acp]')"
+                    )
+            project = Project(project.fixtures, project.recordings)
         count = len(project.scenario_names())
         console.line(f"headerlock demo: {count} bundled scenarios in {root}")
         console.line("1. record each scenario with its scripted model")

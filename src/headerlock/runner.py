@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from headerlock.adapters.scripted import Reply, ScriptedAdapter, reply_to_data
 from headerlock.app import AgentApp
-from headerlock.apps.acp import SESSION_LOG_METHOD, TranscriptClient
+from headerlock.apps.acp import SESSION_LOG_METHOD, TranscriptClient, require_acp
 from headerlock.apps.stdio import run_stdio
 from headerlock.config import SpineConfig, StdioAppConfig, forward
 from headerlock.context import Plugin
@@ -100,8 +100,7 @@ def _subprocess_env() -> dict[str, str]:
 async def _run_acp(
     scenario: Scenario, model: ModelSource, workspace: Path
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    import acp
-
+    acp = require_acp()
     with tempfile.TemporaryDirectory(prefix="headerlock-acp-") as temp:
         config_path = Path(temp) / "config.yaml"
         config_path.write_text(dumps(scenario.config.set_values()), encoding="utf-8")

@@ -37,7 +37,8 @@ SESSION_LOG_METHOD = "headerlock/session_log"
 """Extension method ``{sessionId} -> {events}``: a session's log as plain data."""
 
 
-def _require_acp() -> Any:
+def require_acp() -> Any:
+    """The ACP SDK module; a ``ConfigError`` says how to install it when it is missing."""
     try:
         import acp
     except ImportError:  # pragma: no cover - depends on the environment
@@ -63,7 +64,7 @@ class AcpAgent:
         self._conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
-        lib = _require_acp()
+        lib = require_acp()
         schema = lib.schema
         return schema.InitializeResponse(
             protocol_version=min(protocol_version, lib.PROTOCOL_VERSION),
@@ -79,7 +80,7 @@ class AcpAgent:
         app.session.subscribe(lambda event: self._forward(session_id, app, event))
         await app.start()
         self.sessions[session_id] = app
-        return _require_acp().schema.NewSessionResponse(session_id=session_id)
+        return require_acp().schema.NewSessionResponse(session_id=session_id)
 
     def _forward(self, session_id: str, app: AgentApp, event: Event) -> None:
         update = self._update_for(app, event)
@@ -87,7 +88,7 @@ class AcpAgent:
             self._pending.append(asyncio.ensure_future(update(session_id)))
 
     def _update_for(self, app: AgentApp, event: Event) -> Callable[[str], Any] | None:
-        lib = _require_acp()
+        lib = require_acp()
         conn = self._conn
         data = event.data
         if event.type == ASSISTANT_CHUNK:
@@ -121,7 +122,7 @@ class AcpAgent:
             await task
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
-        lib = _require_acp()
+        lib = require_acp()
         app = self.sessions.get(session_id)
         if app is None:
             raise lib.RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}"})
@@ -137,7 +138,7 @@ class AcpAgent:
         return None
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        lib = _require_acp()
+        lib = require_acp()
         if method != SESSION_LOG_METHOD:
             raise lib.RequestError.method_not_found(method)
         app = self.sessions.get(str(params.get("sessionId")))
@@ -152,7 +153,7 @@ class AcpAgent:
 
 async def serve(config: AcpAppConfig, adapter_factory: Callable[[], LlmAdapter | None]) -> None:
     """Serve ACP over this process's stdin and stdout until the client hangs up."""
-    lib = _require_acp()
+    lib = require_acp()
     agent = AcpAgent(config, adapter_factory)
     try:
         await lib.run_agent(agent)
@@ -193,7 +194,7 @@ class TranscriptClient:
         self.transcript.append({"notification": method, "params": params})
 
     async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        raise _require_acp().RequestError.method_not_found("session/request_permission")
+        raise require_acp().RequestError.method_not_found("session/request_permission")
 
     def on_connect(self, conn: Any) -> None:
         return None

@@ -215,3 +215,49 @@ def test_xdist_update_is_refused_and_touches_nothing(project: pytest.Pytester) -
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--snapshot-update under pytest-xdist is refused*"])
     assert {p.name: p.read_bytes() for p in (project.path / "recordings").iterdir()} == before
+
+
+FLAKY = """\
+pin: true
+config: {model: demo}
+plugins: [flaky_plugins:alpha, flaky_plugins:bravo, flaky_plugins:registration_order_listener]
+steps: [{prompt: go}]
+model: [{text: ok}]
+"""
+
+
+def test_permutations_option_passes_clean_and_fails_flaky_scenarios(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--headerlock-permutations=4")
+    result.assert_outcomes(passed=len(SCENARIOS) + 1)
+    flaky = project.path / "flaky"
+    (flaky / "fixtures").mkdir(parents=True)
+    (flaky / "fixtures" / "flaky-turn.yaml").write_text(FLAKY)
+    (flaky / "pytest.ini").write_text("[pytest]\ntestpaths = fixtures\n")
+    result = project.runpytest(
+        "--rootdir",
+        str(flaky),
+        "-c",
+        str(flaky / "pytest.ini"),
+        "--snapshot-update",
+        str(flaky / "fixtures"),
+    )
+    result.assert_outcomes(passed=2)
+    result = project.runpytest(
+        "--rootdir",
+        str(flaky),
+        "-c",
+        str(flaky / "pytest.ini"),
+        "--headerlock-permutations=4",
+        str(flaky / "fixtures"),
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*scenario 'flaky-turn': registration order changed the recorded bytes",
+            "*first order:  alpha, bravo, registration_order_listener",
+            "*second order: *",
+            "*events[[]3].data.header.tools order: alpha, bravo -> bravo, alpha",
+        ]
+    )

@@ -20,7 +20,8 @@ from headerlock import (
     ToolRegistry,
     ToolSchema,
 )
-from headerlock.strategies import LoadSchedule, load_schedules, registration_orders
+from headerlock.schedule import LoadSchedule
+from headerlock.strategies import load_schedules, registration_orders
 from headerlock.system_prompt import AssemblyError
 
 NAMES = ["todo_write", "bash", "read", "edit", "write"]

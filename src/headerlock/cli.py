@@ -18,13 +18,17 @@ from typing import TextIO
 from headerlock.apps.acp import require_acp
 from headerlock.diffing import explain
 from headerlock.errors import HeaderlockError
+from headerlock.flakes import hunt, table
 from headerlock.header import fold_request_header
+from headerlock.invariance import run_under
 from headerlock.pins import PinError
 from headerlock.project import Project
 from headerlock.recording import load_recording
-from headerlock.replay import MissingRecordingError, ReplayMismatch
+from headerlock.replay import MissingRecordingError, ReplayMismatch, model_for_recording
 from headerlock.scenario import Scenario
+from headerlock.schedule import LoadSchedule
 from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
+from headerlock.yamlio import dumps
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -156,6 +160,60 @@ async def _demo(console: Console) -> int:
         return await _replay(project, (), console, show_headers=True)
 
 
+def _run_once(project: Project, name: str, order: str, console: Console) -> int:
+    scenario = project.scenario(name)
+    size = len(scenario.config.plugins)
+    try:
+        indices = tuple(int(i) for i in order.split(",")) if order else tuple(range(size))
+    except ValueError:
+        raise HeaderlockError(
+            f"--order must be comma-separated plugin indices, got {order!r}"
+        ) from None
+    if sorted(indices) != list(range(size)):
+        raise HeaderlockError(f"--order must be a permutation of 0..{size - 1}, got {order!r}")
+    model = model_for_recording(scenario, project.recording(name))
+    run = asyncio.run(run_under(scenario, model, LoadSchedule(indices)))
+    console.out.write(dumps(run.data))
+    return EXIT_OK
+
+
+def _flakes(project: Project, names: Sequence[str], runs: int, jobs: int, console: Console) -> int:
+    chosen = list(names) or project.scenario_names()
+    for name in chosen:
+        project.scenario(name)  # bad input fails before any run
+    total = runs * len(chosen)
+    console.line(f"headerlock flakes: {len(chosen)} scenarios x {runs} runs in fresh processes")
+    bar = ProgressBar(sys.stderr, total)
+    reports = hunt(project, chosen, runs=runs, jobs=jobs, progress=bar.update)
+    bar.finish()
+    for line in table(reports):
+        console.line(line)
+    return EXIT_MISMATCH if any(len(r.groups()) > 1 for r in reports) else EXIT_OK
+
+
+class ProgressBar:
+    """``[#####.....] 12/40`` on a terminal; a line per tenth of the work elsewhere."""
+
+    def __init__(self, out: TextIO, total: int, width: int = 30) -> None:
+        self.out, self.total, self.width = out, total, width
+        self.tty = out.isatty()
+        self.last_tenth = 0
+
+    def update(self, done: int, total: int) -> None:
+        if self.tty:
+            filled = self.width * done // max(total, 1)
+            bar = "#" * filled + "." * (self.width - filled)
+            self.out.write(f"\r[{bar}] {done}/{total}")
+            self.out.flush()
+        elif done * 10 // max(total, 1) > self.last_tenth or done == total:
+            self.last_tenth = done * 10 // max(total, 1)
+            print(f"progress: {done}/{total} runs", file=self.out, flush=True)
+
+    def finish(self) -> None:
+        if self.tty:
+            self.out.write("\n")
+
+
 def _diff(a: Path, b: Path, console: Console) -> int:
     left, right = load_recording(a), load_recording(b)
     if left.to_text() == right.to_text():
@@ -171,6 +229,13 @@ def _diff(a: Path, b: Path, console: Console) -> int:
         )
     )
     return EXIT_MISMATCH
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,6 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--live", action="store_true", help="use the live endpoint (HEADERLOCK_BASE_URL)"
             )
+    flakes = commands.add_parser(
+        "flakes", help="run scenarios in fresh processes under varied hash seeds and orders"
+    )
+    flakes.add_argument("names", nargs="*", metavar="NAME", help="scenario names (default: all)")
+    flakes.add_argument("--runs", type=_positive, default=6, help="runs per scenario (default 6)")
+    flakes.add_argument("--jobs", type=_positive, default=2, help="parallel processes (default 2)")
+    once = commands.add_parser("run-once")  # internal: one flakes run, recording on stdout
+    once.add_argument("name")
+    once.add_argument("--order", default="")
+    for command in (flakes, once):
+        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
+        command.add_argument("--recordings", type=Path, default=Path("recordings"))
     diff = commands.add_parser("diff", help="explain how two recordings differ")
     diff.add_argument("a", type=Path)
     diff.add_argument("b", type=Path)
@@ -216,7 +293,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         run = lambda: _diff(args.a, args.b, console)  # noqa: E731
     else:
         project = Project(args.fixtures, args.recordings)
-        if args.command == "record":
+        if args.command == "flakes":
+            run = lambda: _flakes(project, args.names, args.runs, args.jobs, console)  # noqa: E731
+        elif args.command == "run-once":
+            run = lambda: _run_once(project, args.name, args.order, console)  # noqa: E731
+        elif args.command == "record":
             run = lambda: asyncio.run(_record(project, args.names, console, args.live))  # noqa: E731
         else:
             run = lambda: asyncio.run(_replay(project, args.names, console))  # noqa: E731

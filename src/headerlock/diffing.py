@@ -41,6 +41,31 @@ def _named_list(value: Any) -> bool:
     return len(names) == len(value) and len(set(names)) == len(names)
 
 
+def tool_order_changes(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Tool lists whose names are the same but in another order (keying by name hides it)."""
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        lines = []
+        for key in expected:
+            if key not in actual:
+                continue
+            where = f"{path}.{key}" if path else str(key)
+            a, b = expected[key], actual[key]
+            if key == "tools" and _named_list(a) and _named_list(b):
+                names_a, names_b = [t["name"] for t in a], [t["name"] for t in b]
+                if names_a != names_b and sorted(names_a) == sorted(names_b):
+                    lines.append(f"{where} order: {', '.join(names_a)} -> {', '.join(names_b)}")
+            else:
+                lines += tool_order_changes(a, b, where)
+        return lines
+    if isinstance(expected, list) and isinstance(actual, list):
+        return [
+            line
+            for i, (a, b) in enumerate(zip(expected, actual, strict=False))
+            for line in tool_order_changes(a, b, f"{path}[{i}]")
+        ]
+    return []
+
+
 def readable_path(path: str) -> str:
     """``root['events'][4]['data']`` → ``events[4].data``."""
     parts = []
@@ -112,7 +137,7 @@ def explain(
     names: tuple[str, str] = ("recorded", "replayed"),
 ) -> str:
     """The paths that differ, then the unified diff."""
-    paths = changed_paths(expected, actual)
+    paths = tool_order_changes(expected, actual) + changed_paths(expected, actual)
     out = ["what differs (tools keyed by name):"]
     out += [f"  {p}" for p in paths[:MAX_PATHS]] or [
         "  (no structural difference: formatting only)"

@@ -25,10 +25,18 @@ from syrupy.types import SerializableData, SerializedData
 from headerlock.app import AgentApp
 from headerlock.atomic import atomic_write
 from headerlock.errors import HeaderlockError
+from headerlock.invariance import check_scenario_orders
 from headerlock.normalize import scrub_events
 from headerlock.project import Project, relative_to_cwd
 from headerlock.recording import Recording, RecordingError
-from headerlock.replay import compare, record_command, record_scenario, replay_scenario
+from headerlock.replay import (
+    compare,
+    record_command,
+    record_scenario,
+    recorded_replies,
+    replay_scenario,
+)
+from headerlock.runner import ModelSource
 from headerlock.scenario import Scenario, check_name
 
 PROJECT_KEY = pytest.StashKey[Project]()
@@ -88,6 +96,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="take model output from the live OpenAI-compatible endpoint (HEADERLOCK_BASE_URL);"
         " with --snapshot-update, re-record against it",
+    )
+    group.addoption(
+        "--headerlock-permutations",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run every scenario under N plugin registration orders and load schedules;"
+        " any change in the recorded bytes fails the scenario",
     )
     parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
@@ -179,11 +195,27 @@ def _replay_scenario_item(request: pytest.FixtureRequest, snapshot: SnapshotAsse
             _keep(assertion, project.recording_path(item.recording_name))
         raise
     live = bool(config.getoption("headerlock_live"))
-    asyncio.run(_check_scenario(project, scenario, assertion, update=_updating(config), live=live))
+    permutations = int(config.getoption("headerlock_permutations"))
+    asyncio.run(
+        _check_scenario(
+            project,
+            scenario,
+            assertion,
+            update=_updating(config),
+            live=live,
+            permutations=permutations,
+        )
+    )
 
 
 async def _check_scenario(
-    project: Project, scenario: Scenario, snapshot: SnapshotAssertion, *, update: bool, live: bool
+    project: Project,
+    scenario: Scenario,
+    snapshot: SnapshotAssertion,
+    *,
+    update: bool,
+    live: bool,
+    permutations: int,
 ) -> None:
     if update:
         try:
@@ -201,6 +233,9 @@ async def _check_scenario(
         recording, output = await replay_scenario(scenario, expected)
         _compare(project, scenario, snapshot, expected, recording)
     await project.check_pin_guard(scenario, output)
+    if permutations > 0:
+        model = ModelSource(replies=recorded_replies(recording))
+        await check_scenario_orders(scenario, model, permutations)
 
 
 def _keep(snapshot: SnapshotAssertion, path: Path) -> None:

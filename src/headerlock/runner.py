@@ -20,7 +20,9 @@ from headerlock.config import SpineConfig, StdioAppConfig, forward
 from headerlock.context import Plugin
 from headerlock.errors import ConfigError
 from headerlock.llm import LlmAdapter
+from headerlock.plugins import resolve_plugin
 from headerlock.scenario import Scenario
+from headerlock.schedule import LoadSchedule
 from headerlock.yamlio import dumps
 
 ACP_TIMEOUT = 120.0
@@ -61,11 +63,17 @@ def _seed(workspace: Path, files: dict[str, str]) -> None:
 
 
 async def run_scenario(
-    scenario: Scenario, model: ModelSource, *, plugins: Sequence[Plugin] = ()
+    scenario: Scenario,
+    model: ModelSource,
+    *,
+    plugins: Sequence[Plugin] = (),
+    schedule: LoadSchedule | None = None,
 ) -> RunOutput:
     """Run every prompt of ``scenario`` in a fresh temporary workspace.
 
     ``plugins`` load beside the configured ones (the spine and stdio apps only).
+    ``schedule`` reorders the configured plugins and delays their loading (an
+    ACP subprocess takes the order only).
     """
     with tempfile.TemporaryDirectory(prefix="headerlock-") as temp:
         workspace = Path(temp).resolve()
@@ -73,10 +81,14 @@ async def run_scenario(
         if scenario.app == "acp":
             if plugins:
                 raise ConfigError("extra plugin callables cannot reach an ACP subprocess")
-            events, transcript = await _run_acp(scenario, model, workspace)
+            events, transcript = await _run_acp(scenario, model, workspace, schedule)
             return RunOutput(events, transcript, str(workspace))
         adapter = model.adapter(scenario.config)
         spine = forward(scenario.config, SpineConfig)
+        if schedule is not None:
+            configured = schedule.apply([resolve_plugin(p) for p in spine.plugins])
+            spine = spine.model_copy(update={"plugins": []})
+            plugins = [*plugins, *configured]
         app = AgentApp(spine, plugins=plugins, adapter=adapter, workspace=workspace)
         if scenario.app == "stdio":
             assert isinstance(scenario.config, StdioAppConfig)
@@ -98,12 +110,15 @@ def _subprocess_env() -> dict[str, str]:
 
 
 async def _run_acp(
-    scenario: Scenario, model: ModelSource, workspace: Path
+    scenario: Scenario, model: ModelSource, workspace: Path, schedule: LoadSchedule | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     acp = require_acp()
+    config = scenario.config.set_values()
+    if schedule is not None:
+        config["plugins"] = [config["plugins"][i] for i in schedule.order]
     with tempfile.TemporaryDirectory(prefix="headerlock-acp-") as temp:
         config_path = Path(temp) / "config.yaml"
-        config_path.write_text(dumps(scenario.config.set_values()), encoding="utf-8")
+        config_path.write_text(dumps(config), encoding="utf-8")
         args = ["-m", "headerlock.apps.acp", "--config", str(config_path)]
         if model.replies is not None:
             script = Path(temp) / "script.yaml"

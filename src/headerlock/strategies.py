@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from headerlock.schedule import LoadSchedule
 from headerlock.tool_order import TOOL_ORDER_REST
 from headerlock.tools import ToolSchema
 
@@ -125,18 +125,11 @@ def registration_orders(plugins: Sequence[T]) -> st.SearchStrategy[list[T]]:
     return st.permutations(list(plugins))
 
 
-@dataclass(frozen=True, slots=True)
-class LoadSchedule:
-    """Per-plugin delays (seconds) and extra event-loop yields before registering."""
-
-    delays: tuple[float, ...]
-    yields: tuple[int, ...]
-
-
 def load_schedules(
     plugins: Sequence[object], *, max_delay: float = 0.002, max_yields: int = 5
 ) -> st.SearchStrategy[LoadSchedule]:
-    """Schedules that change which plugin finishes loading first."""
+    """Per-plugin delays and yields (in the given order) that change which plugin
+    finishes loading first; combine with ``registration_orders`` for the order."""
     if max_delay < 0:
         raise InvalidArgument(f"load_schedules: max_delay={max_delay!r} must be >= 0")
     if max_yields < 0:
@@ -146,4 +139,5 @@ def load_schedules(
         st.floats(min_value=0, max_value=max_delay, allow_nan=False), min_size=n, max_size=n
     )
     yields = st.lists(st.integers(min_value=0, max_value=max_yields), min_size=n, max_size=n)
-    return st.builds(lambda d, y: LoadSchedule(tuple(d), tuple(y)), delays, yields)
+    identity = tuple(range(n))
+    return st.builds(lambda d, y: LoadSchedule(identity, tuple(d), tuple(y)), delays, yields)

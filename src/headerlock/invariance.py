@@ -1,0 +1,156 @@
+"""Order invariance: registration order must never change the recorded bytes.
+
+``assert_order_invariant`` checks an app you build; ``check_scenario_orders``
+checks a scenario fixture. Both compare the *pinned* normalization (full
+headers kept), so a changed tool order cannot hide behind ``<<tools>>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+
+from headerlock.app import AgentApp
+from headerlock.context import Plugin, plugin_label
+from headerlock.diffing import explain
+from headerlock.errors import HeaderlockError
+from headerlock.normalize import scrub_events
+from headerlock.recording import Recording
+from headerlock.runner import ModelSource, run_scenario
+from headerlock.scenario import Scenario
+from headerlock.schedule import LoadSchedule, schedules
+from headerlock.strategies import load_schedules, registration_orders
+from headerlock.yamlio import dumps
+
+
+class OrderDependenceError(HeaderlockError, AssertionError):
+    """Two registration orders gave different recorded bytes."""
+
+    def __init__(self, message: str, *, first: str, second: str) -> None:
+        super().__init__(message)
+        self.first = first
+        self.second = second
+
+
+def _differs(
+    subject: str,
+    names: Sequence[str],
+    base: tuple[LoadSchedule, Any],
+    other: tuple[LoadSchedule, Any],
+) -> OrderDependenceError:
+    first, second = base[0].describe(names), other[0].describe(names)
+    detail = explain(
+        base[1],
+        other[1],
+        expected_text=dumps(base[1]),
+        actual_text=dumps(other[1]),
+        names=("first order", "second order"),
+    )
+    return OrderDependenceError(
+        f"{subject}: registration order changed the recorded bytes\n"
+        f"  first order:  {first}\n  second order: {second}\n{detail}",
+        first=first,
+        second=second,
+    )
+
+
+def _app_log(
+    make_app: Callable[[Sequence[Plugin]], AgentApp],
+    plugins: Sequence[Plugin],
+    prompts: Sequence[str],
+) -> list[dict[str, Any]]:
+    async def go() -> list[dict[str, Any]]:
+        app = make_app(plugins)
+        async with app:
+            for prompt in prompts:
+                await app.run_turn(prompt)
+        return scrub_events(
+            app.session.to_data(), pinned=True, workspace=str(app.workspace.resolve())
+        )
+
+    return asyncio.run(go())
+
+
+def assert_order_invariant(
+    make_app: Callable[[Sequence[Plugin]], AgentApp],
+    plugins: Sequence[Plugin],
+    *,
+    prompts: Sequence[str] = ("hi",),
+    max_examples: int = 50,
+) -> None:
+    """Run ``make_app(plugins)`` under many registration orders and load schedules.
+
+    ``make_app`` must build a fresh app (with a fresh adapter) from the plugins
+    in the order given. Raises ``OrderDependenceError`` with the minimal
+    (shrunk) differing order and a diff naming the tools involved.
+    """
+    plugins = list(plugins)
+    names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
+    identity = LoadSchedule(tuple(range(len(plugins))))
+    baseline = (identity, {"events": _app_log(make_app, plugins, prompts)})
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(registration_orders(range(len(plugins))), load_schedules(plugins))
+    def check(order: list[int], timing: LoadSchedule) -> None:
+        schedule = LoadSchedule(tuple(order), timing.delays, timing.yields)
+        log = {"events": _app_log(make_app, schedule.apply(plugins), prompts)}
+        if log != baseline[1]:
+            raise _Diverged(schedule, log)  # cheap while Hypothesis shrinks
+
+    try:
+        check()
+    except _Diverged as diverged:
+        raise _differs("app", names, baseline, (diverged.schedule, diverged.data)) from None
+
+
+class _Diverged(AssertionError):
+    def __init__(self, schedule: LoadSchedule, data: dict[str, Any]) -> None:
+        super().__init__(f"recorded bytes differ under order {schedule.order}")
+        self.schedule = schedule
+        self.data = data
+
+
+@dataclass(frozen=True, slots=True)
+class OrderRun:
+    """One scenario run under one schedule: its full-header recording."""
+
+    schedule: LoadSchedule
+    data: dict[str, Any]
+
+
+async def run_under(scenario: Scenario, model: ModelSource, schedule: LoadSchedule) -> OrderRun:
+    """Run ``scenario`` under ``schedule``; the data keeps full headers."""
+    output = await run_scenario(scenario, model, schedule=schedule)
+    events = scrub_events(output.events, pinned=True, workspace=output.workspace)
+    record = Recording(scenario.name, scenario.app, True, scenario.header_class, events)
+    return OrderRun(schedule, record.to_data())
+
+
+async def check_scenario_orders(scenario: Scenario, model: ModelSource, count: int) -> int:
+    """Run ``scenario`` under ``count`` registration orders; raise on any divergence.
+
+    Returns how many orders ran (fewer when the plugins have fewer permutations).
+    """
+    plugins = list(scenario.config.plugins)
+    names = [p.rsplit(":", 1)[-1] for p in plugins]
+    planned = schedules(count, len(plugins), seed=scenario.name)
+    baseline = await run_under(scenario, model, planned[0])
+    for schedule in planned[1:]:
+        run = await run_under(scenario, model, schedule)
+        if run.data != baseline.data:
+            raise _differs(
+                f"scenario {scenario.name!r}",
+                names,
+                (baseline.schedule, baseline.data),
+                (run.schedule, run.data),
+            )
+    return len(planned)

@@ -1,0 +1,110 @@
+"""The public Hypothesis strategies produce what they promise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, validate_tool_order
+from headerlock.schedule import LoadSchedule
+from headerlock.strategies import (
+    invalid_tool_orders,
+    load_schedules,
+    registration_orders,
+    tool_names,
+    tool_orders,
+    tool_schemas,
+    tool_sets,
+)
+
+NAMES = ["read", "write", "bash"]
+
+
+@given(tool_names())
+def test_tool_names_are_never_the_rest_entry(name: str) -> None:
+    assert name and name != TOOL_ORDER_REST
+
+
+@given(tool_schemas())
+def test_tool_schemas_are_schemas(schema: ToolSchema) -> None:
+    assert ToolSchema.from_data(schema.to_data()) == schema
+
+
+@given(tool_sets(max_size=6))
+def test_tool_sets_have_distinct_names(tools: list[ToolSchema]) -> None:
+    assert len({t.name for t in tools}) == len(tools) <= 6
+
+
+@given(tool_sets(min_size=1, shared_names=True))
+def test_shared_names_repeat_a_name_with_another_schema(tools: list[ToolSchema]) -> None:
+    names = [t.name for t in tools]
+    for name in set(names):
+        twins = [t for t in tools if t.name == name]
+        assert len(twins) <= 2
+
+
+@given(tool_orders(NAMES))
+def test_tool_orders_are_valid(policy: list[str]) -> None:
+    assert validate_tool_order(policy) == tuple(policy)
+    assert set(policy) <= {*NAMES, TOOL_ORDER_REST}
+
+
+@given(invalid_tool_orders(NAMES))
+def test_invalid_tool_orders_are_invalid(policy: list[Any]) -> None:
+    with pytest.raises(ToolOrderError):
+        validate_tool_order(policy)
+
+
+@given(registration_orders(NAMES))
+def test_registration_orders_are_permutations(order: list[str]) -> None:
+    assert sorted(order) == sorted(NAMES)
+
+
+@given(load_schedules(NAMES, max_delay=0.01, max_yields=3))
+def test_load_schedules_cover_every_plugin(schedule: LoadSchedule) -> None:
+    assert schedule.order == (0, 1, 2)
+    assert len(schedule.delays) == len(schedule.yields) == 3
+    assert all(0 <= d <= 0.01 for d in schedule.delays)
+    assert all(0 <= y <= 3 for y in schedule.yields)
+
+
+def test_every_ordering_is_reached_with_n_factorial_examples() -> None:
+    seen: set[tuple[str, ...]] = set()
+
+    @given(registration_orders(NAMES))
+    def collect(order: list[str]) -> None:
+        seen.add(tuple(order))
+
+    collect()
+    assert len(seen) == 6
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tool_names(min_size=0),
+        lambda: tool_names(min_size=3, max_size=2),
+        lambda: tool_sets(min_size=-1),
+        lambda: tool_orders("bash"),
+        lambda: invalid_tool_orders("bash"),
+        lambda: load_schedules(NAMES, max_delay=-1),
+        lambda: load_schedules(NAMES, max_yields=-1),
+    ],
+)
+def test_invalid_arguments_raise_invalid_argument(make: Any) -> None:
+    with pytest.raises(InvalidArgument):
+        make().example()
+
+
+def test_strategies_compose_with_data() -> None:
+    @given(st.data())
+    def draw(data: st.DataObject) -> None:
+        tools = data.draw(tool_sets(min_size=1))
+        policy = data.draw(tool_orders([t.name for t in tools]))
+        assert TOOL_ORDER_REST in policy
+
+    draw()

@@ -172,7 +172,7 @@ def test_recorder_fixture_and_pin_marker(pytester: pytest.Pytester) -> None:
     pinned = (pytester.path / "recordings" / "test_pinned_agent.yaml").read_text()
     plain = (pytester.path / "recordings" / "test_plain_agent.yaml").read_text()
     assert "description: Read a file." in pinned and "pinned: true" in pinned
-    assert "tools: <<tools>>" in plain and "Read a file." not in plain
+    assert 'tools: "<<tools>>"' in plain and "Read a file." not in plain
     pytester.runpytest().assert_outcomes(passed=2)
     test_file.write_text(RECORDER_TEST.replace('"Read a file."', '"Read one file."'))
     result = pytester.runpytest()

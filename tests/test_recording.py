@@ -36,12 +36,12 @@ def test_committed_recordings_load_and_are_canonical() -> None:
         ("pinned: false", "pinned: no_such", "pinned must be a bool"),
         ("scenario: tool-turn", "scenario: tool-turn\nextra: 1", "unknown key 'extra'"),
         (
-            "      tools: <<tools>>",
+            '      tools: "<<tools>>"',
             "      tools: []",
             "unpinned recording is not normalized (scrubbing changes events[3].data.header.tools: [] -> '<<tools>>')",
         ),
         (
-            "      id: <<id:1>>\n      name: read\n    turn",
+            '      id: "<<id:1>>"\n      name: read\n    turn',
             "      id: call_1\n      name: read\n    turn",
             "unpinned recording is not normalized",
         ),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from headerlock.app import AgentApp
 from headerlock.context import Plugin, plugin_label
@@ -81,12 +81,14 @@ def assert_order_invariant(
     *,
     prompts: Sequence[str] = ("hi",),
     max_examples: int = 50,
+    shrink: bool = True,
 ) -> None:
     """Run ``make_app(plugins)`` under many registration orders and load schedules.
 
     ``make_app`` must build a fresh app (with a fresh adapter) from the plugins
     in the order given. Raises ``OrderDependenceError`` with the minimal
-    (shrunk) differing order and a diff naming the tools involved.
+    (shrunk) differing order and a diff naming the tools involved;
+    ``shrink=False`` reports the first differing order found, sooner.
     """
     plugins = list(plugins)
     names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
@@ -97,6 +99,7 @@ def assert_order_invariant(
         max_examples=max_examples,
         deadline=None,
         database=None,
+        phases=tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
     @given(registration_orders(range(len(plugins))), load_schedules(plugins))

@@ -12,9 +12,15 @@ from headerlock.canonical import canonical_json
 from headerlock.config import LoopConfig
 from headerlock.context import Context
 from headerlock.errors import HeaderlockError
+from headerlock.frozen import deep_freeze
 from headerlock.header import RequestHeader, fold_request_header, header_record
 from headerlock.llm import LlmService, ModelRequest, TextDelta, ToolCallRequest
-from headerlock.messages import assistant_message, tool_message, user_message
+from headerlock.messages import (
+    assistant_message,
+    messages_from_events,
+    tool_message,
+    user_message,
+)
 from headerlock.session import (
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
@@ -91,7 +97,10 @@ class AgentLoop:
         self.config = config
         self.state: Literal["idle", "running"] = "idle"
         self.turn = sum(1 for e in session.events if e.type == TURN_START)
-        self._messages: list[dict[str, Any]] = []
+        events = session.events
+        # Messages are frozen once, when added; each request shares them.
+        self._messages: list[Any] = [deep_freeze(m) for m in messages_from_events(events)]
+        self._header = fold_request_header(events)
         self._wrote_header = False
 
     def header_config(self) -> dict[str, Any]:
@@ -110,7 +119,7 @@ class AgentLoop:
         log = self.session.append
         log(TURN_START, {"turn": turn, "trigger": trigger})
         log(USER_MESSAGE, {"turn": turn, "content": prompt})
-        self._messages.append(user_message(prompt))
+        self._messages.append(deep_freeze(user_message(prompt)))
         reason: TurnReason
         try:
             while True:
@@ -158,7 +167,7 @@ class AgentLoop:
             if call_data:
                 message["tool_calls"] = call_data
             log(ASSISTANT_MESSAGE, message)
-            self._messages.append(assistant_message(text, call_data))
+            self._messages.append(deep_freeze(assistant_message(text, call_data)))
             for call in calls:
                 await self._run_tool(turn, step, call)
         finally:
@@ -166,9 +175,9 @@ class AgentLoop:
         return text, calls
 
     def _record_header(self, header: RequestHeader) -> None:
-        previous = fold_request_header(self.session.events)
-        record = header_record(previous, header, first_of_loop=not self._wrote_header)
+        record = header_record(self._header, header, first_of_loop=not self._wrote_header)
         self._wrote_header = True
+        self._header = header
         if record is not None:
             self.session.append(record.type, record.data)
 
@@ -180,10 +189,10 @@ class AgentLoop:
             content = await self._invoke(call)
         except ToolExecutionError as error:
             log(TOOL_RESULT, {**result, "content": str(error), "error": True})
-            self._messages.append(tool_message(call.id, call.name, str(error)))
+            self._messages.append(deep_freeze(tool_message(call.id, call.name, str(error))))
             raise
         log(TOOL_RESULT, {**result, "content": content})
-        self._messages.append(tool_message(call.id, call.name, content))
+        self._messages.append(deep_freeze(tool_message(call.id, call.name, content)))
 
     async def _invoke(self, call: ToolCallRequest) -> str:
         registry: ToolRegistry = self.ctx.get("tools")

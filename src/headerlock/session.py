@@ -90,6 +90,10 @@ class SessionLog:
         """A copy of the events, in order."""
         return list(self._events)
 
+    def events_since(self, index: int) -> list[Event]:
+        """The events after the first ``index`` ones."""
+        return self._events[index:]
+
     def __len__(self) -> int:
         return len(self._events)
 

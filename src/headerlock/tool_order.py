@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -51,14 +53,13 @@ def validate_tool_order(tool_order: Sequence[str] | None) -> tuple[str, ...] | N
 
 def reject_reserved_name(tools: Iterable[ToolSchema]) -> None:
     """Raise ``ToolOrderError`` when a collected tool uses the rest entry's name."""
-    for tool in tools:
-        if tool.name == TOOL_ORDER_REST:
-            raise ToolOrderError(
-                f'tool provider returned reserved tool name "{TOOL_ORDER_REST}"'
-                " (reserved for tool_order's rest entry)",
-                kind="reserved",
-                names=[TOOL_ORDER_REST],
-            )
+    if TOOL_ORDER_REST in [t.name for t in tools]:
+        raise ToolOrderError(
+            f'tool provider returned reserved tool name "{TOOL_ORDER_REST}"'
+            " (reserved for tool_order's rest entry)",
+            kind="reserved",
+            names=[TOOL_ORDER_REST],
+        )
 
 
 def reject_unregistered(tool_order: Sequence[str], known_names: Iterable[str]) -> None:
@@ -77,10 +78,23 @@ def reject_unregistered(tool_order: Sequence[str], known_names: Iterable[str]) -
     )
 
 
-def _tool_key(tool: ToolSchema) -> tuple[bytes, str]:
-    # Same-named tools from two providers tie on the name; the canonical
-    # serialization breaks the tie, never the collection order.
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_name = operator.attrgetter("name")
+
+
+def _canonical_key(tool: ToolSchema) -> tuple[bytes, str]:
     return code_unit_key(tool.name), canonical_json(tool.to_data())
+
+
+def _sorted_tools(tools: list[ToolSchema], names: list[str]) -> list[ToolSchema]:
+    """Code-unit order of names; same-named tools (from two providers) are ordered
+    by their canonical serialization, never by collection order."""
+    if len(set(names)) < len(names):
+        return sorted(tools, key=_canonical_key)
+    # Code-unit and code-point order differ only for characters beyond U+FFFF.
+    if _ASTRAL.search("".join(names)):
+        return sorted(tools, key=lambda t: code_unit_key(t.name))
+    return sorted(tools, key=_name)
 
 
 def order_tools(
@@ -96,20 +110,17 @@ def order_tools(
     order. ``known_names`` (default: the names of ``tools``) are the names a
     listed entry may refer to. Never drops a tool.
     """
-    collected = sorted(tools, key=_tool_key)
-    reject_reserved_name(collected)
+    tools = list(tools)
+    names = [t.name for t in tools]
+    if TOOL_ORDER_REST in names:
+        reject_reserved_name(tools)
     policy = validate_tool_order(tool_order)
+    collected = _sorted_tools(tools, names)
     if policy is None:
         return tuple(collected)
-    reject_unregistered(policy, (t.name for t in collected) if known_names is None else known_names)
-    by_name: dict[str, list[ToolSchema]] = {}
+    reject_unregistered(policy, names if known_names is None else known_names)
+    by_entry: dict[str, list[ToolSchema]] = {entry: [] for entry in policy}
+    rest = by_entry[TOOL_ORDER_REST]
     for tool in collected:
-        by_name.setdefault(tool.name, []).append(tool)
-    listed = set(policy)
-    ordered: list[ToolSchema] = []
-    for entry in policy:
-        if entry == TOOL_ORDER_REST:
-            ordered.extend(t for t in collected if t.name not in listed)
-        else:
-            ordered.extend(by_name.get(entry, ()))
-    return tuple(ordered)
+        by_entry.get(tool.name, rest).append(tool)
+    return tuple(tool for entry in policy for tool in by_entry[entry])

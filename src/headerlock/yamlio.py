@@ -2,25 +2,25 @@
 
 Loading refuses aliases and merge keys (alias bombs), duplicate keys, tags
 other than the plain JSON-like types, and nesting deeper than ``MAX_DEPTH``.
-Dumping sorts keys, never wraps, never emits aliases, and writes multi-line
-strings as literal blocks, with the same bytes from the C and pure dumpers.
+Dumping is ``headerlock.emitter``: sorted keys, no wrapping, no aliases,
+literal blocks for multi-line strings, one code path on every platform.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from headerlock import emitter
 from headerlock.errors import HeaderlockError
 
 MAX_DEPTH = 64
 MAX_BYTES = 32 * 1024 * 1024
 YAML_C = hasattr(yaml, "CSafeLoader")
-"""Whether PyYAML's C (libyaml) loader and dumper are available."""
+"""Whether PyYAML's C (libyaml) loader is available (it is used when it is)."""
 
 
 class YamlError(HeaderlockError, ValueError):
@@ -35,7 +35,6 @@ class YamlError(HeaderlockError, ValueError):
 
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _strict_loader(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
@@ -149,73 +148,9 @@ def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
     return loads(text, path=label)
 
 
-# Characters the C and pure emitters treat differently (controls, unusual line
-# breaks, BOM, non-characters, surrogates, astral planes): strings holding any
-# are always double-quoted, where both escape them the same way.
-_EXOTIC = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff\U00010000-\U0010ffff]"
-)
-_BREAKS = frozenset("\n\r\x85\u2028\u2029")
-
-
-def _canonical_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
-    class CanonicalDumper(base):  # type: ignore[valid-type,misc]
-        """Sorted keys, block style, literal blocks for multi-line text, no aliases."""
-
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
-
-    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        if _EXOTIC.search(value):
-            style: str | None = '"'
-        elif "\n" in value:
-            style = "|"
-        else:
-            style = None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    CanonicalDumper.add_representer(str, represent_str)
-    return CanonicalDumper
-
-
-CanonicalDumper = _canonical_dumper(_BaseDumper)
-
-
-class PureCanonicalDumper(_canonical_dumper(yaml.SafeDumper)):  # type: ignore[misc]
-    """The pure-Python dumper, made to emit what libyaml emits."""
-
-    def check_simple_key(self) -> bool:
-        # libyaml accepts empty scalars and keys of exactly 128 characters as
-        # simple keys; PyYAML's pure emitter writes "? key" for both.
-        event = self.event
-        if isinstance(event, yaml.ScalarEvent):
-            emitter: Any = self
-            if emitter.analysis is None:
-                emitter.analysis = emitter.analyze_scalar(event.value)
-            analysis: Any = emitter.analysis
-            if analysis.multiline or not _BREAKS.isdisjoint(event.value):
-                return False
-            length = len(self.prepared_anchor or "") + len(self.prepared_tag or "")
-            return length + len(analysis.scalar) <= 128
-        return bool(super().check_simple_key())
-
-
-def dumps(data: Any, *, pure: bool = False) -> str:
+def dumps(data: Any) -> str:
     """Canonical YAML text: the same content always gives the same string."""
-    dumper = PureCanonicalDumper if pure or not YAML_C else CanonicalDumper
-    text: str = yaml.dump(
-        data,
-        Dumper=dumper,
-        sort_keys=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=2**31 - 1,
-        indent=2,
-        line_break="\n",
-        explicit_start=False,
-    )
-    # The pure emitter closes an open-ended root scalar with "...", libyaml does not.
-    return text.removesuffix("...\n") if text.endswith("\n...\n") else text
+    return emitter.dump(data)
 
 
 def locate(text: str, keys: Sequence[str | int]) -> int | None:

@@ -1,0 +1,1 @@
+"""headerlock benchmarks: every figure is a ratio to a baseline measured in the same run."""

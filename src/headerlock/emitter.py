@@ -1,0 +1,188 @@
+"""A canonical YAML emitter for plain data (dicts, lists, strings, numbers, bools, None).
+
+Why not PyYAML's dumper: its C (libyaml) and pure-Python emitters disagree on
+many strings (line breaks, control characters, astral characters, empty and
+long keys), and its representer costs more than the emitting. This emitter is
+small, has one code path on every platform, and is conservative: a string is
+written plain only when it cannot resolve to anything but itself, as a literal
+block when that is exact, and double-quoted otherwise. Keys are sorted; nothing
+wraps; no anchors or aliases; the output loads back equal with PyYAML's safe
+loaders (C and pure), which the tests check over every BMP character.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_PLAIN = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_ .,/()'?!+=<>@-]*[A-Za-z0-9_.,/()'?!+=<>@-])?")
+_RESERVED = frozenset(
+    [
+        "yes",
+        "Yes",
+        "YES",
+        "no",
+        "No",
+        "NO",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "null",
+        "Null",
+        "NULL",
+    ]
+)
+_EXOTIC = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LITERAL_UNSAFE = re.compile(r"[\t\r]|[ ]\n|[ ]$")
+_ESCAPES = {
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+    ord("\n"): "\\n",
+    ord("\t"): "\\t",
+    ord("\r"): "\\r",
+}
+_ESCAPES.update({c: f"\\x{c:02X}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in _ESCAPES})
+_ESCAPES.update({0x85: "\\N", 0x2028: "\\L", 0x2029: "\\P"})
+_ESCAPES.update({c: f"\\u{c:04X}" for c in (0xFEFF, 0xFFFE, 0xFFFF)})
+MAX_SIMPLE_KEY = 1000
+
+
+def dump(data: Any) -> str:
+    """Canonical YAML text of ``data``; the same content always gives the same string."""
+    out: list[str] = []
+    if isinstance(data, Mapping) and data:
+        _mapping(data, 0, out, inline=False)
+    elif isinstance(data, (list, tuple)) and data:
+        _sequence(data, 0, out, inline=False)
+    else:
+        _scalar_value(data, 0, out, root=True)
+    return "".join(out)
+
+
+def _mapping(mapping: Mapping[Any, Any], indent: int, out: list[str], *, inline: bool) -> None:
+    pad = " " * indent
+    for n, key in enumerate(sorted(_keys(mapping))):
+        prefix = "" if inline and n == 0 else pad
+        text = _string(key)
+        if len(text) > MAX_SIMPLE_KEY:
+            out.append(f"{prefix}? {text}\n{pad}:")
+        else:
+            out.append(f"{prefix}{text}:")
+        _value(mapping[key], indent, out)
+
+
+def _keys(mapping: Mapping[Any, Any]) -> list[str]:
+    keys = list(mapping)
+    for key in keys:
+        if not isinstance(key, str):
+            raise TypeError(f"mapping keys must be strings, got {key!r}")
+    return keys
+
+
+def _value(value: Any, indent: int, out: list[str]) -> None:
+    """The value of a mapping entry; the key and colon are already written."""
+    if isinstance(value, Mapping) and value:
+        out.append("\n")
+        _mapping(value, indent + 2, out, inline=False)
+    elif isinstance(value, (list, tuple)) and value:
+        out.append("\n")
+        _sequence(value, indent, out, inline=False)
+    else:
+        out.append(" ")
+        _scalar_value(value, indent + 2, out)
+
+
+def _sequence(items: Any, indent: int, out: list[str], *, inline: bool) -> None:
+    pad = " " * indent
+    for n, item in enumerate(items):
+        out.append("- " if inline and n == 0 else f"{pad}- ")
+        if isinstance(item, Mapping) and item:
+            _mapping(item, indent + 2, out, inline=True)
+        elif isinstance(item, (list, tuple)) and item:
+            _sequence(item, indent + 2, out, inline=True)
+        else:
+            _scalar_value(item, indent + 2, out)
+
+
+def _scalar_value(value: Any, content_indent: int, out: list[str], *, root: bool = False) -> None:
+    """A scalar at the end of a line: a literal block for exact multi-line text."""
+    if isinstance(value, str) and "\n" in value and _literal_ok(value):
+        _literal(value, 2 if root else content_indent, out)
+    else:
+        out.append(_scalar(value))
+        out.append("\n")
+
+
+def _literal_ok(text: str) -> bool:
+    return (
+        text[0] not in " \n"
+        and not _EXOTIC.search(text)
+        and not _LITERAL_UNSAFE.search(text.rstrip("\n"))
+    )
+
+
+def _literal(text: str, indent: int, out: list[str]) -> None:
+    if not text.endswith("\n"):
+        chomp, body = "-", text
+    elif text.endswith("\n\n"):
+        chomp, body = "+", text[:-1]
+    else:
+        chomp, body = "", text[:-1]
+    pad = " " * indent
+    out.append(f"|{chomp}\n")
+    out.extend(f"{pad}{line}\n" if line else "\n" for line in body.split("\n"))
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        return "[]"
+    raise TypeError(f"cannot write {type(value).__name__} as YAML: {value!r}")
+
+
+def _string(text: str) -> str:
+    if _PLAIN.fullmatch(text) and text not in _RESERVED:
+        return text
+    surrogate = _SURROGATE.search(text)
+    if surrogate:
+        raise ValueError(
+            f"cannot write a lone surrogate (U+{ord(surrogate[0]):04X}) as YAML"
+            f" in {text[:40]!r}: it is not a Unicode character"
+        )
+    return f'"{text.translate(_ESCAPES)}"'
+
+
+def _float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value).lower()
+    if "." not in text and "e" in text:
+        text = text.replace("e", ".0e", 1)
+    return text

@@ -14,7 +14,7 @@ from headerlock.recording import Recording
 
 def tool_set(n: int) -> list[ToolSchema]:
     """``n`` tools with realistic schemas, in a scrambled (registration) order."""
-    tools = [
+    return [
         ToolSchema(
             f"tool_{(i * 7919) % n:05d}",
             f"Tool number {i}: does one thing well.",
@@ -22,7 +22,6 @@ def tool_set(n: int) -> list[ToolSchema]:
         )
         for i in range(n)
     ]
-    return tools
 
 
 def policy_for(tools: list[ToolSchema]) -> list[str]:
@@ -44,7 +43,10 @@ def session_events(target_events: int, tools: int = 9) -> list[dict[str, Any]]:
     """A real session log of about ``target_events`` events (tool-call steps)."""
     steps = max(1, target_events // 6)
     replies: list[Any] = [
-        {"text": f"step {i} ", "tool_calls": [{"name": "tool_00001", "arguments": {"path": f"f{i}.txt"}}]}
+        {
+            "text": f"step {i} ",
+            "tool_calls": [{"name": "tool_00001", "arguments": {"path": f"f{i}.txt"}}],
+        }
         for i in range(steps - 1)
     ]
     replies.append("done")
@@ -67,13 +69,13 @@ def recording_of(events: list[dict[str, Any]], *, pinned: bool = True) -> Record
     return Recording("bench", "spine", pinned, "default", scrub_events(events, pinned=pinned))
 
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 from headerlock import ToolSchema
 
 def tools(ctx):
     for i in range({tools}):
         ctx.tools.register(ToolSchema(f"tool_{{i:02d}}", f"Tool {{i}}.", {{"type": "object"}}), lambda a: "ok")
-'''
+"""
 
 
 def scenario_project(root: Path, count: int, *, tools: int = 9) -> None:
@@ -98,7 +100,9 @@ def scenario_project(root: Path, count: int, *, tools: int = 9) -> None:
 
 def _single(name: str) -> Any:
     def plugin(ctx: Context) -> None:
-        ctx.tools.register(ToolSchema(name, f"The {name} tool.", {"type": "object"}), lambda a: "ok")
+        ctx.tools.register(
+            ToolSchema(name, f"The {name} tool.", {"type": "object"}), lambda a: "ok"
+        )
 
     return plugin
 

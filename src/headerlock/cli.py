@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from headerlock.aio import run_sync
 from headerlock.apps.acp import require_acp
 from headerlock.diffing import explain
 from headerlock.errors import HeaderlockError
@@ -172,7 +173,7 @@ def _run_once(project: Project, name: str, order: str, console: Console) -> int:
     if sorted(indices) != list(range(size)):
         raise HeaderlockError(f"--order must be a permutation of 0..{size - 1}, got {order!r}")
     model = model_for_recording(scenario, project.recording(name))
-    run = asyncio.run(run_under(scenario, model, LoadSchedule(indices)))
+    run = run_sync(run_under(scenario, model, LoadSchedule(indices)))
     console.out.write(dumps(run.data))
     return EXIT_OK
 

@@ -226,6 +226,11 @@ def plugin_label(plugin: object) -> str:
 
 
 def _accepts_config(plugin: Plugin) -> bool:
+    target = inspect.unwrap(plugin)
+    code = getattr(target, "__code__", None)
+    if inspect.isfunction(target) and code is not None:
+        # The fast path for plain functions (inspect.signature is slow).
+        return code.co_argcount >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
     try:
         params: Sequence[inspect.Parameter] = list(inspect.signature(plugin).parameters.values())
     except (TypeError, ValueError):

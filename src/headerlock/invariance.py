@@ -7,13 +7,13 @@ headers kept), so a changed tool order cannot hide behind ``<<tools>>``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 
+from headerlock.aio import run_sync
 from headerlock.app import AgentApp
 from headerlock.context import Plugin, plugin_label
 from headerlock.diffing import explain
@@ -72,7 +72,7 @@ def _app_log(
             app.session.to_data(), pinned=True, workspace=str(app.workspace.resolve())
         )
 
-    return asyncio.run(go())
+    return run_sync(go())
 
 
 def assert_order_invariant(

@@ -8,7 +8,6 @@ zeroes times, turns tool-call ids into ``<<id:N>>`` and the workspace path into
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -48,15 +47,16 @@ def _ids_in_order(events: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return mapping
 
 
-def _replace_strings(value: Any, replacements: Sequence[tuple[str, str]]) -> Any:
+def _copy(value: Any, workspace: str | None) -> Any:
+    """A copy of plain data (dicts and lists) with the workspace path tokenized."""
     if isinstance(value, str):
-        for old, new in replacements:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, dict):
-        return {k: _replace_strings(v, replacements) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_strings(v, replacements) for v in value]
+        return (
+            value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value
+        )
+    if isinstance(value, Mapping):
+        return {k: _copy(v, workspace) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v, workspace) for v in value]
     return value
 
 
@@ -71,7 +71,7 @@ def scrub_events(
     workspace: str | None = None,
 ) -> Events:
     """The normalized copy of ``events`` (plain data, as ``Event.to_data`` gives)."""
-    result: Events = copy.deepcopy([dict(e) for e in events])
+    result: Events = [_copy(e, workspace) for e in events]
     ids = _ids_in_order(result)
     for event in result:
         data = event.get("data")
@@ -103,8 +103,7 @@ def scrub_events(
                     call["id"] = ids[call["id"]]
         elif kind in (TOOL_CALL, TOOL_RESULT) and data.get("id") in ids:
             data["id"] = ids[data["id"]]
-    replacements = [(workspace, WORKSPACE_TOKEN)] if workspace else []
-    return [_replace_strings(e, replacements) for e in result] if replacements else result
+    return result
 
 
 def restore_header(

@@ -14,7 +14,7 @@ from headerlock.normalize import scrub_events, scrub_transcript
 from headerlock.recording import Recording
 from headerlock.runner import ModelSource, RunOutput, run_scenario
 from headerlock.scenario import Scenario
-from headerlock.session import SessionLog
+from headerlock.session import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_START, Event
 
 
 class ReplayMismatch(HeaderlockError, AssertionError):
@@ -61,7 +61,11 @@ def normalize_run(scenario: Scenario, output: RunOutput) -> Recording:
 
 def recorded_replies(recording: Recording) -> tuple[Reply, ...]:
     """The model output stored in ``recording``, one reply per step."""
-    return tuple(replies_from_events(SessionLog.from_data(recording.events).events))
+    wanted = (STEP_START, ASSISTANT_CHUNK, ASSISTANT_MESSAGE)
+    events = [
+        Event(e["type"], e["seq"], e["data"]) for e in recording.events if e["type"] in wanted
+    ]
+    return tuple(replies_from_events(events))
 
 
 def model_for_recording(

@@ -9,12 +9,7 @@ from typing import Final, Protocol
 from headerlock.canonical import code_unit_key
 from headerlock.context import Context, Dispose
 from headerlock.errors import HeaderlockError
-from headerlock.tool_order import (
-    order_tools,
-    reject_reserved_name,
-    reject_unregistered,
-    validate_tool_order,
-)
+from headerlock.tool_order import order_tools, validate_tool_order
 from headerlock.tools import ToolSchema
 
 ASSEMBLE_EVENT: Final = "system-prompt/assemble"
@@ -129,9 +124,6 @@ class SystemPrompt:
     def ordered_tools(self) -> tuple[ToolSchema, ...]:
         """Collected tools in the authoritative order, validated against the policy."""
         tools, known = self._collect()
-        reject_reserved_name(tools)
-        if self.tool_order is not None:
-            reject_unregistered(self.tool_order, known)
         return order_tools(tools, self.tool_order, known_names=known)
 
     async def assemble(self) -> PromptAssembly:

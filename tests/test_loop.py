@@ -310,7 +310,11 @@ def test_adapter_error_midway_ends_balanced() -> None:
     run(started(app))
     result = run(app.run_turn("hi"))
     assert result.reason.message == "ConnectionError: stream cut"
-    assert [e.type for e in app.session.events][-3:] == ["assistant/chunk", "step/end", "turn/end"]
+    assert [e.type for e in app.session.events][-4:] == [
+        "assistant/chunk", "assistant/error", "step/end", "turn/end",
+    ]  # fmt: skip
+    assert app.session.events[-3].data["message"] == "ConnectionError: stream cut"
+    assert app.state == "idle"
 
 
 @settings(max_examples=25, deadline=None)

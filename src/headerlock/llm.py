@@ -57,7 +57,10 @@ StreamItem = TextDelta | ToolCallRequest
 
 
 class ModelError(HeaderlockError):
-    """The model adapter failed (HTTP error, timeout, malformed output, no reply left)."""
+    """The model adapter failed (HTTP error, timeout, malformed output, no reply left).
+
+    The loop records it as ``assistant/error``, so a replay fails the same way.
+    """
 
 
 class LlmAdapter(Protocol):
@@ -76,10 +79,15 @@ class LlmService:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Check the request with the ``llm/stream`` listeners, then stream the reply."""
         await self.ctx.serial(STREAM_EVENT, request)
-        async for item in self.adapter.stream(request):
-            if not isinstance(item, (TextDelta, ToolCallRequest)):
-                raise ModelError(f"adapter yielded {type(item).__name__}, not a stream item")
-            yield item
+        try:
+            async for item in self.adapter.stream(request):
+                if not isinstance(item, (TextDelta, ToolCallRequest)):
+                    raise ModelError(f"adapter yielded {type(item).__name__}, not a stream item")
+                yield item
+        except ModelError:
+            raise
+        except Exception as error:
+            raise ModelError(f"{type(error).__name__}: {error}") from error
 
 
 def tool_messages(calls: Sequence[ToolCallRequest]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from headerlock.context import Context
 from headerlock.errors import HeaderlockError
 from headerlock.frozen import deep_freeze
 from headerlock.header import RequestHeader, fold_request_header, header_record
-from headerlock.llm import LlmService, ModelRequest, TextDelta, ToolCallRequest
+from headerlock.llm import LlmService, ModelError, ModelRequest, TextDelta, ToolCallRequest
 from headerlock.messages import (
     assistant_message,
     messages_from_events,
@@ -23,6 +23,7 @@ from headerlock.messages import (
 )
 from headerlock.session import (
     ASSISTANT_CHUNK,
+    ASSISTANT_ERROR,
     ASSISTANT_MESSAGE,
     STEP_END,
     STEP_START,
@@ -155,12 +156,16 @@ class AgentLoop:
             )
             chunks: list[str] = []
             calls: list[ToolCallRequest] = []
-            async for item in llm.stream(request):
-                if isinstance(item, TextDelta):
-                    chunks.append(item.text)
-                    log(ASSISTANT_CHUNK, {"turn": turn, "step": step, "text": item.text})
-                else:
-                    calls.append(item)
+            try:
+                async for item in llm.stream(request):
+                    if isinstance(item, TextDelta):
+                        chunks.append(item.text)
+                        log(ASSISTANT_CHUNK, {"turn": turn, "step": step, "text": item.text})
+                    else:
+                        calls.append(item)
+            except ModelError as error:
+                log(ASSISTANT_ERROR, {"turn": turn, "step": step, "message": str(error)})
+                raise
             text = "".join(chunks)
             call_data = [c.to_data() for c in calls]
             message = {"turn": turn, "step": step, "content": text}

@@ -25,7 +25,6 @@ from syrupy.types import SerializableData, SerializedData
 from headerlock.app import AgentApp
 from headerlock.atomic import atomic_write
 from headerlock.errors import HeaderlockError
-from headerlock.invariance import check_scenario_orders
 from headerlock.normalize import scrub_events
 from headerlock.project import Project, relative_to_cwd
 from headerlock.recording import Recording, RecordingError
@@ -234,6 +233,8 @@ async def _check_scenario(
         _compare(project, scenario, snapshot, expected, recording)
     await project.check_pin_guard(scenario, output)
     if permutations > 0:
+        from headerlock.invariance import check_scenario_orders  # imports Hypothesis
+
         model = ModelSource(replies=recorded_replies(recording))
         await check_scenario_orders(scenario, model, permutations)
 

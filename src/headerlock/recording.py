@@ -11,7 +11,7 @@ from headerlock.atomic import atomic_write
 from headerlock.diffing import changed_paths
 from headerlock.errors import HeaderlockError
 from headerlock.normalize import scrub_events
-from headerlock.session import CorruptLogError, SessionLog
+from headerlock.session import CorruptLogError, check_events_data
 from headerlock.yamlio import YamlError, decode, dumps, loads
 
 FORMAT_VERSION: Final = 1
@@ -89,7 +89,7 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     if not isinstance(events, list):
         raise RecordingError("events must be a list", path=path)
     try:
-        SessionLog.from_data(events)
+        check_events_data(events)
     except CorruptLogError as error:
         raise RecordingError(f"events: {error}", path=path) from None
     transcript = data.get("transcript")

@@ -14,7 +14,13 @@ from headerlock.normalize import scrub_events, scrub_transcript
 from headerlock.recording import Recording
 from headerlock.runner import ModelSource, RunOutput, run_scenario
 from headerlock.scenario import Scenario
-from headerlock.session import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_START, Event
+from headerlock.session import (
+    ASSISTANT_CHUNK,
+    ASSISTANT_ERROR,
+    ASSISTANT_MESSAGE,
+    STEP_START,
+    Event,
+)
 
 
 class ReplayMismatch(HeaderlockError, AssertionError):
@@ -61,7 +67,7 @@ def normalize_run(scenario: Scenario, output: RunOutput) -> Recording:
 
 def recorded_replies(recording: Recording) -> tuple[Reply, ...]:
     """The model output stored in ``recording``, one reply per step."""
-    wanted = (STEP_START, ASSISTANT_CHUNK, ASSISTANT_MESSAGE)
+    wanted = (STEP_START, ASSISTANT_CHUNK, ASSISTANT_MESSAGE, ASSISTANT_ERROR)
     events = [
         Event(e["type"], e["seq"], e["data"]) for e in recording.events if e["type"] in wanted
     ]

@@ -16,6 +16,7 @@ REQUEST_HEADER: Final = "request/header"
 REQUEST_HEADER_DELTA: Final = "request/header-delta"
 ASSISTANT_CHUNK: Final = "assistant/chunk"
 ASSISTANT_MESSAGE: Final = "assistant/message"
+ASSISTANT_ERROR: Final = "assistant/error"
 TOOL_CALL: Final = "tool/call"
 TOOL_RESULT: Final = "tool/result"
 STEP_END: Final = "step/end"
@@ -29,6 +30,7 @@ EVENT_TYPES: Final = (
     REQUEST_HEADER_DELTA,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
+    ASSISTANT_ERROR,
     TOOL_CALL,
     TOOL_RESULT,
     STEP_END,
@@ -62,14 +64,8 @@ class Event:
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Event:
         """Inverse of :meth:`to_data`; checks the field types."""
-        seq, kind, payload = data.get("seq"), data.get("type"), data.get("data", {})
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            raise CorruptLogError(f"event seq must be a positive integer, got {seq!r}")
-        if not isinstance(kind, str):
-            raise CorruptLogError(f"event type must be a string, got {kind!r}", seq=seq)
-        if not isinstance(payload, Mapping):
-            raise CorruptLogError(f"event data must be a mapping, got {payload!r}", seq=seq)
-        return cls(kind, seq, payload)
+        _check_event(data, None)
+        return cls(data["type"], data["seq"], data.get("data", {}))
 
 
 class SessionLog:
@@ -118,3 +114,23 @@ class SessionLog:
     def from_data(cls, data: Iterable[Mapping[str, Any]]) -> SessionLog:
         """Inverse of :meth:`to_data`."""
         return cls(Event.from_data(d) for d in data)
+
+
+def check_events_data(data: Iterable[Any]) -> None:
+    """Check the shape of plain event data (as ``SessionLog.from_data`` would), cheaply."""
+    for expected, event in enumerate(data, 1):
+        _check_event(event, expected)
+
+
+def _check_event(event: Any, expected: int | None) -> None:
+    if not isinstance(event, Mapping):
+        raise CorruptLogError(f"an event must be a mapping, got {type(event).__name__}")
+    seq, kind, payload = event.get("seq"), event.get("type"), event.get("data", {})
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        raise CorruptLogError(f"event seq must be a positive integer, got {seq!r}")
+    if expected is not None and seq != expected:
+        raise CorruptLogError(f"expected seq {expected}, got {seq}", seq=seq)
+    if not isinstance(kind, str):
+        raise CorruptLogError(f"event type must be a string, got {kind!r}", seq=seq)
+    if not isinstance(payload, Mapping):
+        raise CorruptLogError(f"event data must be a mapping, got {payload!r}", seq=seq)

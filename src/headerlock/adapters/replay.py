@@ -6,7 +6,13 @@ from collections.abc import Iterable
 
 from headerlock.adapters.scripted import Reply, ScriptedAdapter, ScriptedToolCall
 from headerlock.errors import HeaderlockError
-from headerlock.session import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_START, Event
+from headerlock.session import (
+    ASSISTANT_CHUNK,
+    ASSISTANT_ERROR,
+    ASSISTANT_MESSAGE,
+    STEP_START,
+    Event,
+)
 
 
 class ReplayError(HeaderlockError):
@@ -22,6 +28,9 @@ def replies_from_events(events: Iterable[Event]) -> list[Reply]:
             chunks = []
         elif event.type == ASSISTANT_CHUNK:
             chunks.append(str(event.data["text"]))
+        elif event.type == ASSISTANT_ERROR:
+            text = "".join(chunks)
+            replies.append(Reply(text=text, chunks=tuple(chunks), error=str(event.data["message"])))
         elif event.type == ASSISTANT_MESSAGE:
             calls = tuple(
                 ScriptedToolCall(c["name"], c.get("arguments", {}), c["id"])

@@ -33,6 +33,8 @@ class Reply:
     text: str = ""
     tool_calls: tuple[ScriptedToolCall, ...] = ()
     chunks: tuple[str, ...] | None = None
+    error: str | None = None
+    """When set, the stream fails with this message after the text."""
 
     def text_chunks(self) -> tuple[str, ...]:
         """The pieces the text streams in (``chunks`` when given, else words)."""
@@ -52,7 +54,7 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
         return Reply(text=spec)
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected text or a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks"})
+    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks", "error"})
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}", key=unknown[0])
     text = spec.get("text", "")
@@ -83,10 +85,16 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
         or "".join(chunks) != text
     ):
         raise ConfigError(f"{where}.chunks: must be strings that join to the text", key="chunks")
-    if not text and not parsed:
-        raise ConfigError(f"{where}: a reply needs text or tool_calls")
+    error = spec.get("error")
+    if error is not None and not isinstance(error, str):
+        raise ConfigError(f"{where}.error: expected a string, got {error!r}", key="error")
+    if not text and not parsed and error is None:
+        raise ConfigError(f"{where}: a reply needs text, tool_calls or error")
     return Reply(
-        text=text, tool_calls=tuple(parsed), chunks=tuple(chunks) if chunks is not None else None
+        text=text,
+        tool_calls=tuple(parsed),
+        chunks=tuple(chunks) if chunks is not None else None,
+        error=error,
     )
 
 
@@ -95,6 +103,8 @@ def reply_to_data(reply: Reply) -> dict[str, Any]:
     data: dict[str, Any] = {"text": reply.text}
     if reply.chunks is not None:
         data["chunks"] = list(reply.chunks)
+    if reply.error is not None:
+        data["error"] = reply.error
     if reply.tool_calls:
         data["tool_calls"] = [
             {"name": c.name, "arguments": thaw(c.arguments), **({"id": c.id} if c.id else {})}
@@ -123,6 +133,8 @@ class ScriptedAdapter:
         reply = self.replies[index]
         for chunk in reply.text_chunks():
             yield TextDelta(chunk)
+        if reply.error is not None:
+            raise ModelError(reply.error)
         for call in reply.tool_calls:
             self._calls += 1
             yield ToolCallRequest(call.id or f"call_{self._calls}", call.name, call.arguments)

@@ -40,3 +40,21 @@ def hash_seed_section(ctx: Context) -> None:
     prompt: SystemPrompt = ctx.get("system_prompt")
     areas = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"}
     ctx.collect(prompt.add_section(Section("areas", "Areas: " + ", ".join(areas))))
+
+
+def failing_tool(ctx: Context) -> None:
+    """A tool whose handler always raises."""
+
+    def handler(arguments: Mapping[str, Any]) -> str:
+        raise RuntimeError("disk on fire")
+
+    ctx.tools.register(ToolSchema("explode", "Always fails.", {"type": "object"}), handler)
+
+
+def raising_listener(ctx: Context) -> None:
+    """An assemble listener that raises."""
+
+    def listener(assembly: PromptAssembly) -> PromptAssembly:
+        raise LookupError("listener lost its index")
+
+    ctx.on(ASSEMBLE_EVENT, listener)

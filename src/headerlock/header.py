@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from headerlock.errors import HeaderlockError
 from headerlock.frozen import FrozenDict, deep_freeze, thaw
 from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, CorruptLogError, Event
 from headerlock.tools import ToolSchema
@@ -206,14 +207,21 @@ def fold_request_header(events: Iterable[Event]) -> RequestHeader | None:
     """The current header: the last full header with every later delta applied."""
     header: RequestHeader | None = None
     for event in events:
-        if event.type == REQUEST_HEADER:
-            header = RequestHeader.from_data(event.data["header"])
-        elif event.type == REQUEST_HEADER_DELTA:
-            if header is None:
-                raise CorruptLogError(
-                    "request/header-delta before any request/header", seq=event.seq
-                )
-            header = apply_header_delta(header, HeaderDelta.from_data(event.data))
+        if event.type not in (REQUEST_HEADER, REQUEST_HEADER_DELTA):
+            continue
+        if event.type == REQUEST_HEADER_DELTA and header is None:
+            raise CorruptLogError("request/header-delta before any request/header", seq=event.seq)
+        try:
+            if event.type == REQUEST_HEADER:
+                header = RequestHeader.from_data(event.data["header"])
+            elif header is not None:
+                header = apply_header_delta(header, HeaderDelta.from_data(event.data))
+        except CorruptLogError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, HeaderlockError) as error:
+            raise CorruptLogError(
+                f"malformed {event.type} ({type(error).__name__}: {error})", seq=event.seq
+            ) from None
     return header
 
 

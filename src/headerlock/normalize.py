@@ -38,13 +38,20 @@ def _ids_in_order(events: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             mapping[call_id] = f"<<id:{len(mapping) + 1}>>"
 
     for event in events:
-        data = event.get("data", {})
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            continue
         if event.get("type") == ASSISTANT_MESSAGE:
-            for call in data.get("tool_calls", ()):
+            for call in _calls(data):
                 see(call.get("id"))
         elif event.get("type") in (TOOL_CALL, TOOL_RESULT):
             see(data.get("id"))
     return mapping
+
+
+def _calls(data: Mapping[str, Any]) -> list[Any]:
+    calls = data.get("tool_calls")
+    return [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
 
 
 def _copy(value: Any, workspace: str | None) -> Any:
@@ -98,10 +105,14 @@ def scrub_events(
                 if key in data:
                     data[key] = 0
         if kind == ASSISTANT_MESSAGE:
-            for call in data.get("tool_calls", ()):
-                if isinstance(call, dict) and call.get("id") in ids:
+            for call in _calls(data):
+                if isinstance(call.get("id"), str) and call["id"] in ids:
                     call["id"] = ids[call["id"]]
-        elif kind in (TOOL_CALL, TOOL_RESULT) and data.get("id") in ids:
+        elif (
+            kind in (TOOL_CALL, TOOL_RESULT)
+            and isinstance(data.get("id"), str)
+            and data["id"] in ids
+        ):
             data["id"] = ids[data["id"]]
     return result
 

@@ -12,7 +12,7 @@ from headerlock.diffing import changed_paths
 from headerlock.errors import HeaderlockError
 from headerlock.normalize import scrub_events
 from headerlock.session import CorruptLogError, check_events_data
-from headerlock.yamlio import YamlError, decode, dumps, loads
+from headerlock.yamlio import YamlError, dumps, loads, read_text
 
 FORMAT_VERSION: Final = 1
 _KEYS: Final = {"version", "scenario", "app", "pinned", "header_class", "events", "transcript"}
@@ -129,18 +129,11 @@ def parse_recording(text: str, *, path: str) -> Recording:
 
 def load_recording(path: Path) -> Recording:
     """Read and validate ``path``."""
-    label = str(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise RecordingError("no such recording", path=label) from None
-    except OSError as error:
-        raise RecordingError(f"cannot read: {error.strerror}", path=label) from None
-    try:
-        text = decode(raw, path=label)
+        text = read_text(path, missing="no such recording")
     except YamlError as error:
-        raise RecordingError(error.reason, path=label) from None
-    return parse_recording(text, path=label)
+        raise RecordingError(error.reason, path=str(path)) from None
+    return parse_recording(text, path=str(path))
 
 
 def save_recording(recording: Recording, path: Path) -> None:

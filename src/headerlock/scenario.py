@@ -20,7 +20,7 @@ from headerlock.config import (
 )
 from headerlock.errors import ConfigError, HeaderlockError, PluginError
 from headerlock.plugins import resolve_plugin
-from headerlock.yamlio import YamlError, decode, loads, locate
+from headerlock.yamlio import YamlError, loads, locate, read_text
 
 AppName = Literal["spine", "stdio", "acp"]
 APP_SCHEMAS: dict[str, type[SpineConfig]] = {
@@ -168,16 +168,10 @@ def parse_scenario(text: str, path: Path) -> Scenario:
 
 def load_scenario(path: Path) -> Scenario:
     """Read and validate ``path``."""
-    label = str(path)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ScenarioError("no such fixture", path=label) from None
-    except OSError as error:
-        raise ScenarioError(f"cannot read: {error.strerror}", path=label) from None
-    text = decode(data, path=label)
-    if not text.strip():
-        raise ScenarioError("file is empty", path=label)
+        text = read_text(path, missing="no such fixture")
+    except YamlError as error:
+        raise ScenarioError(error.reason, path=str(path)) from None
     return parse_scenario(text, path)
 
 

@@ -128,8 +128,8 @@ def decode(data: bytes, *, path: str) -> str:
         ) from None
 
 
-def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
-    """Read and parse a YAML file; an empty file is an error."""
+def read_text(path: Path, *, max_bytes: int = MAX_BYTES, missing: str = "no such file") -> str:
+    """A file's UTF-8 text; too large, missing, unreadable, undecodable or blank is an error."""
     label = str(path)
     try:
         size = path.stat().st_size
@@ -137,7 +137,7 @@ def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
             raise YamlError(f"file is {size} bytes, more than the limit of {max_bytes}", path=label)
         data = path.read_bytes()
     except FileNotFoundError:
-        raise YamlError("no such file", path=label) from None
+        raise YamlError(missing, path=label) from None
     except IsADirectoryError:
         raise YamlError("is a directory, not a file", path=label) from None
     except OSError as error:
@@ -145,7 +145,12 @@ def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
     text = decode(data, path=label)
     if not text.strip():
         raise YamlError("file is empty", path=label)
-    return loads(text, path=label)
+    return text
+
+
+def load_file(path: Path, *, max_bytes: int = MAX_BYTES) -> Any:
+    """Read and parse a YAML file; an empty file is an error."""
+    return loads(read_text(path, max_bytes=max_bytes), path=str(path))
 
 
 def dumps(data: Any) -> str:

@@ -1,0 +1,336 @@
+"""No data loss, no leaked secrets, balanced turns under runtime faults, fuzzing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import flaky_plugins
+from headerlock import AgentApp, ScriptedAdapter
+from headerlock.errors import HeaderlockError
+from headerlock.header import RequestHeader, fold_request_header
+from headerlock.normalize import scrub_events
+from headerlock.project import Project
+from headerlock.recording import RecordingError, parse_recording, recording_from_data
+from headerlock.scenario import ScenarioError, parse_scenario
+from headerlock.session import CorruptLogError, Event
+from headerlock.yamlio import YamlError, dumps
+from model_server import Behaviour, model_server, text_chunks
+
+ROOT = Path(__file__).parents[1]
+TESTS = Path(__file__).parent
+SECRET = "sk-sentinel-do-not-leak-7f3a"
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(TESTS), **extra}
+
+
+# -- no data loss -------------------------------------------------------------
+
+KILLED_WRITER = """
+import os, sys, time
+from pathlib import Path
+import headerlock.atomic as atomic
+
+def stall(fd):
+    print("writing", flush=True)
+    time.sleep(60)
+
+atomic.os.fsync = stall
+atomic.atomic_write(Path(sys.argv[1]), "new content\\n" * 100_000)
+"""
+
+
+def test_a_write_killed_midway_leaves_the_old_recording(tmp_path: Path) -> None:
+    target = tmp_path / "recordings" / "tool-turn.yaml"
+    target.parent.mkdir()
+    shutil.copy(ROOT / "recordings" / "tool-turn.yaml", target)
+    before = target.read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(target)],
+        stdout=subprocess.PIPE, text=True, env=subprocess_env(PYTHONPATH=str(ROOT / "src")),
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "writing"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in target.parent.glob("*.yaml")) == ["tool-turn.yaml"]
+
+
+def test_parallel_recorders_of_different_scenarios_do_not_clobber(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+    names = ["text-turn", "tool-turn", "ordered-turn", "reorder-turn"]
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "headerlock",
+                "record",
+                name,
+                "--fixtures",
+                "fixtures",
+                "--recordings",
+                "recordings",
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=subprocess_env(),
+        )
+        for name in names * 2
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    for name in names:
+        written = (tmp_path / "recordings" / f"{name}.yaml").read_bytes()
+        assert written == (ROOT / "recordings" / f"{name}.yaml").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "recordings").iterdir()) == sorted(
+        f"{n}.yaml" for n in names
+    )
+
+
+# -- secrets ------------------------------------------------------------------
+
+
+def test_the_api_key_never_reaches_recordings_logs_or_errors(tmp_path: Path) -> None:
+    (tmp_path / "fixtures").mkdir()
+    shutil.copy(ROOT / "fixtures" / "text-turn.yaml", tmp_path / "fixtures")
+    rejected = Behaviour(
+        status=401, error_body={"error": {"message": f"Incorrect API key provided: {SECRET}"}}
+    )
+    outputs = []
+    for behaviour in (rejected, Behaviour(text_chunks("PONG"))):
+        with model_server(behaviour) as server:
+            result = subprocess.run(
+                [sys.executable, "-m", "headerlock", "record", "--live", "text-turn"],
+                cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+                env=subprocess_env(HEADERLOCK_BASE_URL=server.base_url, HEADERLOCK_API_KEY=SECRET, OPENAI_LOG="debug"),
+            )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert server.received[0]["headers"]["authorization"] == f"Bearer {SECRET}"
+        recording = (tmp_path / "recordings" / "text-turn.yaml").read_text()
+        outputs.append(recording)
+        for text in (result.stdout, result.stderr, recording):
+            assert SECRET not in text
+    assert "the model endpoint answered HTTP 401: Incorrect API key provided: ***" in outputs[0]
+    assert "content: PONG" in outputs[1]
+
+
+# -- runtime faults -----------------------------------------------------------
+
+
+def run_turns(app: AgentApp, count: int = 2) -> list[Any]:
+    async def go() -> list[Any]:
+        await app.start()
+        return [await app.run_turn("go") for _ in range(count)]
+
+    return asyncio.run(go())
+
+
+def test_a_raising_waterfall_listener_fails_each_turn_balanced() -> None:
+    app = AgentApp({}, plugins=[flaky_plugins.raising_listener], adapter=ScriptedAdapter(["x"]))
+    results = run_turns(app)
+    assert [r.reason.message for r in results] == ["LookupError: listener lost its index"] * 2
+    assert [e.type for e in app.session.events] == ["turn/start", "user/message", "turn/end"] * 2
+    assert app.state == "idle"
+
+
+def test_a_raising_agent_error_listener_is_contained_and_reported() -> None:
+    app = AgentApp({}, plugins=[flaky_plugins.raising_listener], adapter=ScriptedAdapter(["x"]))
+    reported: list[tuple[str, Exception]] = []
+
+    def broken(payload: Any) -> None:
+        raise RuntimeError("observer crashed")
+
+    app.ctx.on("agent/error", broken)
+    app.ctx.on("internal/error", lambda name, error: reported.append((name, error)))
+    results = run_turns(app, 1)
+    assert results[0].reason.kind == "error"
+    assert [(n, str(e)) for n, e in reported] == [("agent/error", "observer crashed")]
+    assert app.session.events[-1].type == "turn/end"
+
+
+FAULTY_SCENARIOS = {
+    "tool-fault": """\
+        pin: true
+        config: {model: demo}
+        plugins: [flaky_plugins:failing_tool]
+        steps: [{prompt: go}, {prompt: again}]
+        model: [{tool_calls: [{name: explode}]}, {text: recovered}]
+        """,
+    "stream-fault": """\
+        header_class: other
+        pin: true
+        config: {model: demo}
+        plugins: [flaky_plugins:alpha]
+        steps: [{prompt: go}, {prompt: again}]
+        model: [{text: "partial answer", error: "the model endpoint answered HTTP 500: overloaded"}, {text: fine}]
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTY_SCENARIOS))
+def test_faulty_runs_stay_foldable_and_replay_identically(tmp_path: Path, name: str) -> None:
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / f"{name}.yaml").write_text(textwrap.dedent(FAULTY_SCENARIOS[name]))
+    project = Project(tmp_path / "fixtures", tmp_path / "recordings")
+    scenario = project.scenario(name)
+    recording = asyncio.run(project.record(scenario))
+    ends = [e["data"]["reason"] for e in recording.events if e["type"] == "turn/end"]
+    assert ends[0]["kind"] == "error"
+    assert ends[1] == {"kind": "stop", "step": 1}
+    assert fold_request_header(Event.from_data(e) for e in recording.events) is not None
+    asyncio.run(project.replay(scenario))  # raises on any difference
+
+
+# -- fuzzing ------------------------------------------------------------------
+
+yaml_ish = st.text(
+    alphabet=st.sampled_from(list("abc:-[]{}&*!|>'\"#\n\t %@`,?0123456789<>")), max_size=80
+)
+
+
+@settings(max_examples=150)
+@given(yaml_ish)
+def test_fuzz_fixture_parser_raises_only_its_errors(text: str) -> None:
+    with contextlib.suppress(ScenarioError, YamlError):
+        parse_scenario(text, Path("fuzz.yaml"))
+
+
+@settings(max_examples=150)
+@given(yaml_ish)
+def test_fuzz_recording_parser_raises_only_recording_errors(text: str) -> None:
+    with contextlib.suppress(RecordingError):
+        parse_recording(text, path="fuzz.yaml")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "seq",
+                    "type",
+                    "data",
+                    "header",
+                    "tools",
+                    "id",
+                    "name",
+                    "system",
+                    "insert",
+                    "keep_start",
+                    "keep_end",
+                    "added",
+                    "removed",
+                    "changed",
+                    "tool_calls",
+                    "config",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+event_types = st.sampled_from(
+    [
+        "request/header",
+        "request/header-delta",
+        "assistant/message",
+        "tool/call",
+        "tool/result",
+        "turn/end",
+        "step/start",
+    ]
+)
+
+
+@st.composite
+def event_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
+    count = draw(st.integers(0, 6))
+    return [
+        {
+            "seq": i + 1,
+            "type": draw(event_types),
+            "data": draw(
+                st.dictionaries(
+                    st.sampled_from(
+                        [
+                            "header",
+                            "tools",
+                            "system",
+                            "config",
+                            "id",
+                            "tool_calls",
+                            "reason",
+                            "elapsed_ms",
+                        ]
+                    ),
+                    json_values,
+                    max_size=3,
+                )
+            ),
+        }
+        for i in range(count)
+    ]
+
+
+@settings(max_examples=200)
+@given(event_lists())
+def test_fuzz_fold_returns_a_header_or_a_corrupt_log_error(events: list[dict[str, Any]]) -> None:
+    try:
+        header = fold_request_header(Event.from_data(e) for e in events)
+    except CorruptLogError:
+        return
+    assert header is None or isinstance(header, RequestHeader)
+
+
+@settings(max_examples=200)
+@given(event_lists())
+def test_fuzz_scrub_is_idempotent_and_the_loader_raises_only_its_errors(
+    events: list[dict[str, Any]],
+) -> None:
+    once = scrub_events(events)
+    assert scrub_events(once) == once
+    document = {
+        "version": 1,
+        "scenario": "fuzz",
+        "app": "spine",
+        "pinned": False,
+        "header_class": "default",
+        "events": events,
+    }
+    with contextlib.suppress(RecordingError):
+        recording_from_data(document, path="fuzz.yaml")
+    with contextlib.suppress(RecordingError, ValueError):
+        parse_recording(dumps(document), path="fuzz.yaml")
+
+
+@settings(max_examples=100)
+@given(json_values)
+def test_fuzz_recording_loader_on_any_data(value: Any) -> None:
+    try:
+        recording_from_data(value, path="fuzz.yaml")
+    except RecordingError:
+        pass
+    except HeaderlockError as error:  # pragma: no cover - the assertion below explains
+        raise AssertionError(f"unexpected {type(error).__name__}: {error}") from error

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import flaky_plugins
@@ -306,6 +306,7 @@ def test_fuzz_fold_returns_a_header_or_a_corrupt_log_error(events: list[dict[str
 
 @settings(max_examples=200)
 @given(event_lists())
+@example([{"seq": 1, "type": "turn/end", "data": {"elapsed_ms": None, "tools": [{}]}}])  # found by fuzzing
 def test_fuzz_scrub_is_idempotent_and_the_loader_raises_only_its_errors(
     events: list[dict[str, Any]],
 ) -> None:

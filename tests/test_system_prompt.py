@@ -19,9 +19,10 @@ from headerlock import (
     ToolOrderError,
     ToolRegistry,
     ToolSchema,
+    order_tools,
 )
 from headerlock.schedule import LoadSchedule
-from headerlock.strategies import load_schedules, registration_orders
+from headerlock.strategies import load_schedules, registration_orders, tool_orders, tool_sets
 from headerlock.system_prompt import AssemblyError
 
 NAMES = ["todo_write", "bash", "read", "edit", "write"]
@@ -173,3 +174,22 @@ def test_concurrent_loading_with_any_schedule_gives_the_same_assembly(data: st.D
     registered, assembled = asyncio.run(run())
     assert sorted(registered) == sorted(NAMES)
     assert assembled == ("write", "edit", "read", "todo_write", "bash")
+
+
+@settings(max_examples=40)
+@given(tool_sets(shared_names=True), st.data())
+def test_assemble_equals_order_tools_for_any_set_policy_and_registration_order(
+    tools: list[ToolSchema], data: st.DataObject
+) -> None:
+    policy = data.draw(st.none() | tool_orders([t.name for t in tools]))
+    expected = order_tools(tools, policy)
+    for order in (tools, data.draw(st.permutations(tools))):
+        prompt = make(policy)
+        firsts: list[ToolSchema] = []
+        twins: list[ToolSchema] = []
+        for tool in order:  # a registry holds one tool per name; twins come from a provider
+            (twins if any(t.name == tool.name for t in firsts) else firsts).append(tool)
+        for tool in firsts:
+            prompt.ctx.tools.register(tool)
+        prompt.add_tool_provider(Provider(twins))
+        assert assemble(prompt).tools == expected

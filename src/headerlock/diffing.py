@@ -38,7 +38,11 @@ def _named_list(value: Any) -> bool:
     if not isinstance(value, list) or not value:
         return False
     names = [v.get("name") for v in value if isinstance(v, Mapping)]
-    return len(names) == len(value) and len(set(names)) == len(names)
+    return (
+        len(names) == len(value)
+        and all(isinstance(n, str) for n in names)
+        and len(set(names)) == len(names)
+    )
 
 
 def tool_order_changes(expected: Any, actual: Any, path: str = "") -> list[str]:

@@ -33,8 +33,12 @@ class FrozenDict(Mapping[str, Any]):
         return self._hash
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, FrozenDict):
+            return self._data == other._data
         if isinstance(other, Mapping):
-            return dict(self._data) == dict(other)
+            return self._data == dict(other)
         return NotImplemented
 
     def __repr__(self) -> str:
@@ -47,12 +51,17 @@ class FrozenDict(Mapping[str, Any]):
     clear = pop = popitem = setdefault = update = _readonly
 
 
+_FROZEN_LEAVES: frozenset[type] = frozenset({FrozenDict, str, int, float, bool, type(None), bytes})
+
+
 def deep_freeze(value: Any) -> Any:
     """Return ``value`` with every dict frozen and every list/tuple made a tuple."""
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):
         return FrozenDict({str(k): deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, tuple) and all(type(v) in _FROZEN_LEAVES for v in value):
+        return value  # already frozen: a request's shared messages, for instance
     if isinstance(value, (list, tuple)):
         return tuple(deep_freeze(v) for v in value)
     if isinstance(value, (set, frozenset)):

@@ -306,7 +306,9 @@ def test_fuzz_fold_returns_a_header_or_a_corrupt_log_error(events: list[dict[str
 
 @settings(max_examples=200)
 @given(event_lists())
-@example([{"seq": 1, "type": "turn/end", "data": {"elapsed_ms": None, "tools": [{}]}}])  # found by fuzzing
+@example(
+    [{"seq": 1, "type": "turn/end", "data": {"elapsed_ms": None, "tools": [{}]}}]
+)  # found by fuzzing
 def test_fuzz_scrub_is_idempotent_and_the_loader_raises_only_its_errors(
     events: list[dict[str, Any]],
 ) -> None:

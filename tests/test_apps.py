@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +143,16 @@ class RecordingClient:
         pass
 
 
+@contextlib.asynccontextmanager
+async def spawn_demo(
+    acp: Any, client: RecordingClient, config: Path, script: Path
+) -> AsyncIterator[Any]:
+    """The ACP demo in a subprocess, connected to ``client`` through the SDK."""
+    command = ["-m", "headerlock.apps.acp", "--config", str(config), "--script", str(script)]
+    async with acp.spawn_agent_process(client, sys.executable, *command) as (conn, _process):
+        yield conn
+
+
 def test_acp_demo_over_a_real_subprocess(tmp_path: Path) -> None:
     acp = pytest.importorskip("acp")
     (tmp_path / "notes.txt").write_text("hello\n")
@@ -156,16 +168,7 @@ def test_acp_demo_over_a_real_subprocess(tmp_path: Path) -> None:
     client = RecordingClient()
 
     async def go() -> tuple[Any, Any]:
-        async with acp.spawn_agent_process(
-            client,
-            sys.executable,
-            "-m",
-            "headerlock.apps.acp",
-            "--config",
-            str(config),
-            "--script",
-            str(script),
-        ) as (conn, _process):
+        async with spawn_demo(acp, client, config, script) as conn:
             init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(tmp_path))
             response = await conn.prompt(
@@ -202,16 +205,7 @@ def test_acp_demo_reports_a_failed_turn_as_an_error_and_stays_up(tmp_path: Path)
 
     async def go() -> list[str]:
         messages = []
-        async with acp.spawn_agent_process(
-            RecordingClient(),
-            sys.executable,
-            "-m",
-            "headerlock.apps.acp",
-            "--config",
-            str(config),
-            "--script",
-            str(script),
-        ) as (conn, _process):
+        async with spawn_demo(acp, RecordingClient(), config, script) as conn:
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(tmp_path))
             for _ in range(2):

@@ -36,18 +36,23 @@ class OrderDependenceError(HeaderlockError, AssertionError):
         self.second = second
 
 
+@dataclass(frozen=True, slots=True)
+class OrderRun:
+    """One scenario run under one schedule: its full-header recording."""
+
+    schedule: LoadSchedule
+    data: dict[str, Any]
+
+
 def _differs(
-    subject: str,
-    names: Sequence[str],
-    base: tuple[LoadSchedule, Any],
-    other: tuple[LoadSchedule, Any],
+    subject: str, names: Sequence[str], base: OrderRun, other: OrderRun
 ) -> OrderDependenceError:
-    first, second = base[0].describe(names), other[0].describe(names)
+    first, second = base.schedule.describe(names), other.schedule.describe(names)
     detail = explain(
-        base[1],
-        other[1],
-        expected_text=dumps(base[1]),
-        actual_text=dumps(other[1]),
+        base.data,
+        other.data,
+        expected_text=dumps(base.data),
+        actual_text=dumps(other.data),
         names=("first order", "second order"),
     )
     return OrderDependenceError(
@@ -93,7 +98,7 @@ def assert_order_invariant(
     plugins = list(plugins)
     names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
     identity = LoadSchedule(tuple(range(len(plugins))))
-    baseline = (identity, {"events": _app_log(make_app, plugins, prompts)})
+    baseline = OrderRun(identity, {"events": _app_log(make_app, plugins, prompts)})
 
     @settings(
         max_examples=max_examples,
@@ -106,28 +111,19 @@ def assert_order_invariant(
     def check(order: list[int], timing: LoadSchedule) -> None:
         schedule = LoadSchedule(tuple(order), timing.delays, timing.yields)
         log = {"events": _app_log(make_app, schedule.apply(plugins), prompts)}
-        if log != baseline[1]:
-            raise _Diverged(schedule, log)  # cheap while Hypothesis shrinks
+        if log != baseline.data:
+            raise _Diverged(OrderRun(schedule, log))  # cheap while Hypothesis shrinks
 
     try:
         check()
     except _Diverged as diverged:
-        raise _differs("app", names, baseline, (diverged.schedule, diverged.data)) from None
+        raise _differs("app", names, baseline, diverged.run) from None
 
 
 class _Diverged(AssertionError):
-    def __init__(self, schedule: LoadSchedule, data: dict[str, Any]) -> None:
-        super().__init__(f"recorded bytes differ under order {schedule.order}")
-        self.schedule = schedule
-        self.data = data
-
-
-@dataclass(frozen=True, slots=True)
-class OrderRun:
-    """One scenario run under one schedule: its full-header recording."""
-
-    schedule: LoadSchedule
-    data: dict[str, Any]
+    def __init__(self, run: OrderRun) -> None:
+        super().__init__(f"recorded bytes differ under order {run.schedule.order}")
+        self.run = run
 
 
 async def run_under(scenario: Scenario, model: ModelSource, schedule: LoadSchedule) -> OrderRun:
@@ -150,10 +146,5 @@ async def check_scenario_orders(scenario: Scenario, model: ModelSource, count: i
     for schedule in planned[1:]:
         run = await run_under(scenario, model, schedule)
         if run.data != baseline.data:
-            raise _differs(
-                f"scenario {scenario.name!r}",
-                names,
-                (baseline.schedule, baseline.data),
-                (run.schedule, run.data),
-            )
+            raise _differs(f"scenario {scenario.name!r}", names, baseline, run)
     return len(planned)

@@ -97,13 +97,17 @@ class Project:
             )
         return recording
 
+    def reusable_recording(self, name: str) -> Recording | None:
+        """The recording to take model output from when re-recording (``None`` if
+        missing or broken: a broken file is replaced, its output not reused)."""
+        try:
+            return self.recording(name)
+        except RecordingError:
+            return None
+
     async def record(self, scenario: Scenario, *, live: bool = False) -> Recording:
         """Record ``scenario`` and write its recording atomically."""
-        existing = None
-        try:
-            existing = self.recording(scenario.name)
-        except RecordingError:
-            existing = None  # a broken file is replaced, its model output is not reused
+        existing = self.reusable_recording(scenario.name)
         recording, _ = await record_scenario(scenario, existing=existing, live=live)
         save_recording(recording, self.recording_path(scenario.name))
         return recording

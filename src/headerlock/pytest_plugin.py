@@ -27,9 +27,10 @@ from headerlock.atomic import atomic_write
 from headerlock.errors import HeaderlockError
 from headerlock.normalize import scrub_events
 from headerlock.project import Project, relative_to_cwd
-from headerlock.recording import Recording, RecordingError
+from headerlock.recording import Recording, load_recording
 from headerlock.replay import (
     compare,
+    compare_recordings,
     record_command,
     record_scenario,
     recorded_replies,
@@ -217,10 +218,7 @@ async def _check_scenario(
     permutations: int,
 ) -> None:
     if update:
-        try:
-            existing = project.recording(scenario.name)
-        except RecordingError:
-            existing = None
+        existing = project.reusable_recording(scenario.name)
         recording, output = await record_scenario(scenario, existing=existing, live=live)
         assert snapshot == recording
     elif live:
@@ -308,27 +306,14 @@ class Recorder:
         node.recording_name = self.name
         if self._snapshot == actual:
             return
-        project = self._request.config.stash[PROJECT_KEY]
-        path = project.recording_path(self.name)
-        from headerlock.diffing import explain
-        from headerlock.recording import load_recording
-
+        path = self._request.config.stash[PROJECT_KEY].recording_path(self.name)
+        command = f"pytest --snapshot-update {node.nodeid}"
         if not path.exists():
-            raise AssertionError(
-                f"no recording at {path.as_posix()}; record it with:"
-                f" pytest --snapshot-update {node.nodeid}"
-            )
-        expected = load_recording(path)
-        raise AssertionError(
-            explain(
-                expected.to_data(),
-                actual.to_data(),
-                expected_text=expected.to_text(),
-                actual_text=actual.to_text(),
-                names=(path.as_posix(), node.nodeid),
-            )
-            + f"\n\nif the change is intended: pytest --snapshot-update {node.nodeid}"
+            raise AssertionError(f"no recording at {path.as_posix()}; record it with: {command}")
+        compare_recordings(
+            load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
         )
+        raise AssertionError(f"{node.nodeid}: recording differs; {command}")
 
 
 @pytest.fixture

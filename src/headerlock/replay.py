@@ -117,6 +117,19 @@ async def replay_scenario(
 
 def compare(scenario: Scenario, expected: Recording, actual: Recording, *, path: Path) -> None:
     """Raise ``ReplayMismatch`` unless both recordings give the same bytes."""
+    compare_recordings(
+        expected,
+        actual,
+        path=path,
+        subject=f"scenario {scenario.name!r}",
+        command=record_command(scenario),
+    )
+
+
+def compare_recordings(
+    expected: Recording, actual: Recording, *, path: Path, subject: str, command: str
+) -> None:
+    """Raise ``ReplayMismatch`` (what differs, where, how to re-record) unless the bytes match."""
     expected_text, actual_text = expected.to_text(), actual.to_text()
     if expected_text == actual_text:
         return
@@ -125,10 +138,10 @@ def compare(scenario: Scenario, expected: Recording, actual: Recording, *, path:
         actual.to_data(),
         expected_text=expected_text,
         actual_text=actual_text,
-        names=(path.as_posix(), "replayed run"),
+        names=(path.as_posix(), "this run"),
     )
     raise ReplayMismatch(
-        f"scenario {scenario.name!r} no longer matches {path.as_posix()}\n{detail}\n\n"
-        f"if the change is intended, re-record: {record_command(scenario)}",
-        scenario=scenario.name,
+        f"{subject} no longer matches {path.as_posix()}\n{detail}\n\n"
+        f"if the change is intended, re-record: {command}",
+        scenario=actual.scenario,
     )

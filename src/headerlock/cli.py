@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -287,23 +287,23 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     if args.command is None:
         parser.print_help(console.out)
         return EXIT_OK
-    run: Callable[[], int]
-    if args.command == "demo":
-        run = lambda: asyncio.run(_demo(console))  # noqa: E731
-    elif args.command == "diff":
-        run = lambda: _diff(args.a, args.b, console)  # noqa: E731
-    else:
-        project = Project(args.fixtures, args.recordings)
-        if args.command == "flakes":
-            run = lambda: _flakes(project, args.names, args.runs, args.jobs, console)  # noqa: E731
-        elif args.command == "run-once":
-            run = lambda: _run_once(project, args.name, args.order, console)  # noqa: E731
-        elif args.command == "record":
-            run = lambda: asyncio.run(_record(project, args.names, console, args.live))  # noqa: E731
-        else:
-            run = lambda: asyncio.run(_replay(project, args.names, console))  # noqa: E731
     try:
-        return run()
+        return _dispatch(args, console)
     except HeaderlockError as error:
         print(f"headerlock: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+
+
+def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    if args.command == "demo":
+        return asyncio.run(_demo(console))
+    if args.command == "diff":
+        return _diff(args.a, args.b, console)
+    project = Project(args.fixtures, args.recordings)
+    if args.command == "flakes":
+        return _flakes(project, args.names, args.runs, args.jobs, console)
+    if args.command == "run-once":
+        return _run_once(project, args.name, args.order, console)
+    if args.command == "record":
+        return asyncio.run(_record(project, args.names, console, args.live))
+    return asyncio.run(_replay(project, args.names, console))

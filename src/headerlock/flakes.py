@@ -3,17 +3,16 @@ and registration orders, and report those whose recorded bytes differ."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from headerlock.diffing import changed_paths, tool_order_changes
 from headerlock.errors import HeaderlockError
 from headerlock.project import Project
+from headerlock.runner import subprocess_env
 from headerlock.schedule import LoadSchedule, schedules
 from headerlock.yamlio import loads
 
@@ -59,12 +58,6 @@ class FlakeReport:
         return f"seed={run.seed} order={', '.join(names[i] for i in run.schedule.order)}"
 
 
-def _env(seed: int) -> dict[str, str]:
-    env = dict(os.environ, PYTHONHASHSEED=str(seed))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
-    return env
-
-
 def run_once_command(project: Project, name: str, order: Sequence[int]) -> list[str]:
     """The subprocess command line of one run."""
     return [
@@ -85,7 +78,7 @@ def run_once_command(project: Project, name: str, order: Sequence[int]) -> list[
 def _run(project: Project, name: str, seed: int, schedule: LoadSchedule) -> FlakeRun:
     result = subprocess.run(
         run_once_command(project, name, schedule.order),
-        env=_env(seed),
+        env=subprocess_env(PYTHONHASHSEED=str(seed)),
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,

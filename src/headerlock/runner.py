@@ -102,11 +102,11 @@ async def run_scenario(
         return RunOutput(app.session.to_data(), None, str(workspace))
 
 
-def _subprocess_env() -> dict[str, str]:
-    env = dict(os.environ)
+def subprocess_env(**overrides: str) -> dict[str, str]:
+    """This process's environment, with a ``PYTHONPATH`` that finds what it imports
+    (so a child process can load the same plugins), plus ``overrides``."""
     paths = [p for p in sys.path if p and Path(p).is_dir()]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **overrides}
 
 
 async def _run_acp(
@@ -133,7 +133,7 @@ async def _run_acp(
                 cast("Any", client),
                 sys.executable,
                 *args,
-                env=_subprocess_env(),
+                env=subprocess_env(),
                 cwd=str(workspace),
             ) as (conn, _process):
                 await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)

@@ -359,3 +359,30 @@ def test_turn_counter_and_trigger() -> None:
         {"turn": 1, "trigger": "user"},
         {"turn": 2, "trigger": "schedule"},
     ]
+
+
+def test_a_cancelled_turn_still_ends_balanced() -> None:
+    class Hanging:
+        async def stream(self, request: ModelRequest) -> Any:
+            await asyncio.sleep(60)
+            yield None
+
+    app = AgentApp({}, adapter=Hanging())
+
+    async def go() -> None:
+        await app.start()
+        task = asyncio.ensure_future(app.run_turn("hi"))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(go())
+    assert app.session.events[-1].type == TURN_END
+    assert thaw(app.session.events[-1].data["reason"]) == {
+        "kind": "error",
+        "step": 1,
+        "message": "cancelled",
+    }
+    assert app.state == "idle"
+    assert [e.type for e in app.session.events].count("step/end") == 1

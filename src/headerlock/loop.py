@@ -97,8 +97,8 @@ class AgentLoop:
         self.session = session
         self.config = config
         self.state: Literal["idle", "running"] = "idle"
-        self.turn = sum(1 for e in session.events if e.type == TURN_START)
         events = session.events
+        self.turn = sum(1 for e in events if e.type == TURN_START)
         # Messages are frozen once, when added; each request shares them.
         self._messages: list[Any] = [deep_freeze(m) for m in messages_from_events(events)]
         self._header = fold_request_header(events)
@@ -136,11 +136,19 @@ class AgentLoop:
             message = error_message(error)
             reason = TurnReason("error", max(step, 1), message)
             self.ctx.emit(AGENT_ERROR, {"turn": turn, "step": reason.step, "message": message})
-        finally:
-            self.state = "idle"
-        elapsed_ms = round((time.monotonic() - started) * 1000)
-        log(TURN_END, {"turn": turn, "reason": reason.to_data(), "elapsed_ms": elapsed_ms})
+        except asyncio.CancelledError:
+            reason = TurnReason("error", max(step, 1), "cancelled")
+            self._end_turn(turn, reason, started)
+            raise
+        self._end_turn(turn, reason, started)
         return TurnResult(turn, reason, text)
+
+    def _end_turn(self, turn: int, reason: TurnReason, started: float) -> None:
+        self.state = "idle"
+        elapsed_ms = round((time.monotonic() - started) * 1000)
+        self.session.append(
+            TURN_END, {"turn": turn, "reason": reason.to_data(), "elapsed_ms": elapsed_ms}
+        )
 
     async def _step(self, turn: int, step: int) -> tuple[str, list[ToolCallRequest]]:
         prompt: SystemPrompt = self.ctx.get("system_prompt")

@@ -39,7 +39,7 @@ def hash_seed_section(ctx: Context) -> None:
     """A system prompt section built by iterating a set of strings (PYTHONHASHSEED order)."""
     prompt: SystemPrompt = ctx.get("system_prompt")
     areas = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"}
-    ctx.collect(prompt.add_section(Section("areas", "Areas: " + ", ".join(areas))))
+    prompt.add_section(Section("areas", "Areas: " + ", ".join(areas)))
 
 
 def failing_tool(ctx: Context) -> None:

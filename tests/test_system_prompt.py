@@ -193,3 +193,21 @@ def test_assemble_equals_order_tools_for_any_set_policy_and_registration_order(
             prompt.ctx.tools.register(tool)
         prompt.add_tool_provider(Provider(twins))
         assert assemble(prompt).tools == expected
+
+
+def test_a_plugins_sections_and_providers_go_away_with_it() -> None:
+    prompt = make(persona="Base.")
+
+    def plugin(ctx: Context) -> None:
+        service: SystemPrompt = ctx.get("system_prompt")
+        service.add_section(Section("extra", "Extra rules."))
+        service.add_tool_provider(Provider([ToolSchema("provided")]))
+
+    child = asyncio.run(prompt.ctx.plugin(plugin))
+    assembly = assemble(prompt)
+    assert assembly.render() == "Base.\n\nExtra rules."
+    assert assembly.tool_names() == ("provided",)
+    child.dispose()
+    assembly = assemble(prompt)
+    assert assembly.render() == "Base."
+    assert assembly.tool_names() == ()

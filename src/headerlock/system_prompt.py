@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -81,6 +82,17 @@ class SystemPrompt:
         self.tool_order = validate_tool_order(tool_order)
         self._sections: list[Section] = []
         self._providers: list[ToolProvider] = []
+        self._owner: Context | None = None
+
+    def bind(self, ctx: Context) -> SystemPrompt:
+        """A view of this service whose additions belong to ``ctx`` (a plugin's
+        sections and providers go away when the plugin is unloaded)."""
+        view = copy.copy(self)  # shares the section and provider lists
+        view._owner = ctx
+        return view
+
+    def _owned(self, dispose: Dispose) -> Dispose:
+        return self._owner.collect(dispose) if self._owner is not None else dispose
 
     def add_section(self, section: Section) -> Dispose:
         """Add a section; the returned callable removes it."""
@@ -90,7 +102,7 @@ class SystemPrompt:
             if section in self._sections:
                 self._sections.remove(section)
 
-        return dispose
+        return self._owned(dispose)
 
     def add_tool_provider(self, provider: ToolProvider) -> Dispose:
         """Collect tools from ``provider`` too, beside the ``tools`` registry."""
@@ -100,7 +112,7 @@ class SystemPrompt:
             if provider in self._providers:
                 self._providers.remove(provider)
 
-        return dispose
+        return self._owned(dispose)
 
     def sections(self) -> tuple[Section, ...]:
         """Persona and added sections in their authoritative order."""

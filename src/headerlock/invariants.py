@@ -109,11 +109,6 @@ class ReconstructabilityCheck:
         self._verified = messages
 
 
-def check_reconstructable(request: ModelRequest, session: SessionLog) -> None:
-    """One-off check of ``request`` against ``session`` (rebuilds from the start)."""
-    ReconstructabilityCheck(session)(request)
-
-
 def install_reconstructability_check(ctx: Context, session: SessionLog) -> Dispose:
     """Check every request on ``llm/stream``, first in line."""
     return ctx.on(STREAM_EVENT, ReconstructabilityCheck(session), prepend=True)

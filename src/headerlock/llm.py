@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -88,8 +88,3 @@ class LlmService:
             raise
         except Exception as error:
             raise ModelError(f"{type(error).__name__}: {error}") from error
-
-
-def tool_messages(calls: Sequence[ToolCallRequest]) -> list[dict[str, Any]]:
-    """The ``tool_calls`` entries of an assistant message."""
-    return [c.to_data() for c in calls]

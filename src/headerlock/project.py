@@ -145,9 +145,10 @@ class Project:
         scenarios = self.scenarios()
         pins = pins_by_class(scenarios)
         problems: list[str] = []
+        recordings: dict[str, Recording | None] = {}
         for scenario in scenarios:
             try:
-                recording = self.recording(scenario.name)
+                recording = recordings[scenario.name] = self.recording(scenario.name)
             except RecordingError as error:
                 problems.append(str(error))
                 continue
@@ -157,7 +158,9 @@ class Project:
             if problem:
                 problems.append(problem)
         for header_class, pin in sorted(pins.items()):
-            recording = self.recording(pin.name)
+            if pin.name not in recordings:
+                continue  # its recording is broken: reported above
+            recording = recordings[pin.name]
             if recording is None:
                 problems.append(f"pin {pin.name!r} of class {header_class!r} is not recorded yet")
                 continue

@@ -51,9 +51,9 @@ def validate_tool_order(tool_order: Sequence[str] | None) -> tuple[str, ...] | N
     return tuple(tool_order)
 
 
-def reject_reserved_name(tools: Iterable[ToolSchema]) -> None:
+def reject_reserved_name(names: Iterable[str]) -> None:
     """Raise ``ToolOrderError`` when a collected tool uses the rest entry's name."""
-    if TOOL_ORDER_REST in [t.name for t in tools]:
+    if TOOL_ORDER_REST in names:
         raise ToolOrderError(
             f'tool provider returned reserved tool name "{TOOL_ORDER_REST}"'
             " (reserved for tool_order's rest entry)",
@@ -112,8 +112,7 @@ def order_tools(
     """
     tools = list(tools)
     names = [t.name for t in tools]
-    if TOOL_ORDER_REST in names:
-        reject_reserved_name(tools)
+    reject_reserved_name(names)
     policy = validate_tool_order(tool_order)
     collected = _sorted_tools(tools, names)
     if policy is None:

@@ -34,15 +34,15 @@ from benchmarks.workloads import (
     tools_plugin,
 )
 from headerlock import Context, SystemPrompt, ToolRegistry, order_tools
-from headerlock.aio import run_sync
-from headerlock.invariance import check_scenario_orders
-from headerlock.normalize import scrub_events
-from headerlock.project import Project
-from headerlock.recording import load_recording, save_recording
-from headerlock.replay import replay_scenario
-from headerlock.runner import ModelSource
-from headerlock.scenario import parse_scenario
-from headerlock.yamlio import YAML_C, dumps
+from headerlock.formats.fixture import parse_scenario
+from headerlock.formats.recording import load_recording, save_recording
+from headerlock.formats.scrub import scrub_events
+from headerlock.formats.strict_yaml import YAML_C, dumps
+from headerlock.runtime.aio import run_sync
+from headerlock.testing.order_check import check_scenario_orders
+from headerlock.testing.project import Project
+from headerlock.testing.replay import replay_scenario
+from headerlock.testing.run import ModelSource
 
 RESULTS = Path(__file__).parent / "results.json"
 CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -199,7 +199,7 @@ def bench_permutations(budget: float, count: int) -> list[Row]:
     started = time.perf_counter()
     ran = run_sync(check_scenario_orders(scenario, model, count))
     per_permutation = (time.perf_counter() - started) / ran
-    from headerlock.runner import run_scenario
+    from headerlock.testing.run import run_scenario
 
     plain = per_call(lambda: run_sync(run_scenario(scenario, model)), budget=budget)
     rate = 1 / per_permutation

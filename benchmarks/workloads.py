@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from headerlock import TOOL_ORDER_REST, AgentApp, Context, ScriptedAdapter, ToolSchema
-from headerlock.normalize import scrub_events
-from headerlock.recording import Recording
+from headerlock.formats.recording import Recording
+from headerlock.formats.scrub import scrub_events
 
 
 def tool_set(n: int) -> list[ToolSchema]:

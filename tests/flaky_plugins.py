@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from headerlock import Context, PromptAssembly, Section, SystemPrompt, ToolSchema
-from headerlock.system_prompt import ASSEMBLE_EVENT
+from headerlock.runtime.system_prompt import ASSEMBLE_EVENT
 
 
 def _tool(name: str) -> Any:

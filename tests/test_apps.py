@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from headerlock import TOOL_ORDER_REST, AcpAppConfig, StdioAppConfig, SystemPrompt, parse_config
-from headerlock.adapters.scripted import ScriptedAdapter
-from headerlock.app import AgentApp
-from headerlock.apps.stdio import run_stdio, stdio_app
+from headerlock.demo.stdio_app import run_stdio, stdio_app
+from headerlock.runtime.adapters.scripted import ScriptedAdapter
+from headerlock.runtime.app import AgentApp
 
 PLUGINS = ["headerlock.demo.tools:files", "headerlock.demo.tools:todos"]
 
@@ -89,7 +89,7 @@ def test_stdio_main_as_a_process(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "headerlock.apps.stdio",
+            "headerlock.demo.stdio_app",
             "--config",
             "app.yaml",
             "--script",
@@ -107,7 +107,7 @@ def test_stdio_main_as_a_process(tmp_path: Path) -> None:
     assert "PONG" in result.stdout
     (tmp_path / "bad.yaml").write_text("tool_order: []\n")
     bad = subprocess.run(
-        [sys.executable, "-m", "headerlock.apps.stdio", "--config", "bad.yaml"],
+        [sys.executable, "-m", "headerlock.demo.stdio_app", "--config", "bad.yaml"],
         capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode == 2
@@ -148,7 +148,7 @@ async def spawn_demo(
     acp: Any, client: RecordingClient, config: Path, script: Path
 ) -> AsyncIterator[Any]:
     """The ACP demo in a subprocess, connected to ``client`` through the SDK."""
-    command = ["-m", "headerlock.apps.acp", "--config", str(config), "--script", str(script)]
+    command = ["-m", "headerlock.demo.acp_app", "--config", str(config), "--script", str(script)]
     async with acp.spawn_agent_process(client, sys.executable, *command) as (conn, _process):
         yield conn
 

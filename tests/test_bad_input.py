@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from headerlock.cli import main
-from headerlock.project import Project
-from headerlock.scenario import ScenarioError
+from headerlock.formats.fixture import ScenarioError
+from headerlock.testing.project import Project
 
 ROOT = Path(__file__).parents[1]
 GOOD = (ROOT / "fixtures" / "tool-turn.yaml").read_text()

@@ -14,7 +14,7 @@ from headerlock import (
     ToolOrderError,
     parse_config,
 )
-from headerlock.config import LoopConfig, forward
+from headerlock.runtime.config import LoopConfig, forward
 
 APPS: list[type[SpineConfig]] = [StdioAppConfig, AcpAppConfig]
 

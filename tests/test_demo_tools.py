@@ -10,8 +10,8 @@ import pytest
 
 from headerlock import Context, PluginError, ToolRegistry
 from headerlock.demo.tools import ToolInputError, files, todos
-from headerlock.plugins import resolve_plugin
-from headerlock.workspace import Workspace, WorkspaceError
+from headerlock.runtime.plugins import resolve_plugin
+from headerlock.runtime.workspace import Workspace, WorkspaceError
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headerlock.header import (
+from headerlock.runtime.header import (
     HeaderDelta,
     RequestHeader,
     apply_header_delta,
@@ -14,15 +14,15 @@ from headerlock.header import (
     fold_request_header,
     header_record,
 )
-from headerlock.session import (
+from headerlock.runtime.session import (
     REQUEST_HEADER,
     REQUEST_HEADER_DELTA,
     CorruptLogError,
     Event,
     SessionLog,
 )
+from headerlock.runtime.tools import ToolSchema
 from headerlock.strategies import tool_sets
-from headerlock.tools import ToolSchema
 
 A, B, C = ToolSchema("a", "A"), ToolSchema("b", "B"), ToolSchema("c", "C")
 

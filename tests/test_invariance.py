@@ -12,19 +12,19 @@ from typing import Any
 import pytest
 
 import flaky_plugins
-import headerlock.system_prompt
+import headerlock.runtime.system_prompt
 from headerlock import TOOL_ORDER_REST, AgentApp, ScriptedAdapter
-from headerlock.context import Plugin
 from headerlock.demo.tools import files, todos
-from headerlock.invariance import (
+from headerlock.formats.fixture import parse_scenario
+from headerlock.runtime.context import Plugin
+from headerlock.testing.order_check import (
     OrderDependenceError,
     assert_order_invariant,
     check_scenario_orders,
 )
-from headerlock.project import Project
-from headerlock.replay import recorded_replies
-from headerlock.runner import ModelSource
-from headerlock.scenario import parse_scenario
+from headerlock.testing.project import Project
+from headerlock.testing.replay import recorded_replies
+from headerlock.testing.run import ModelSource
 
 TOOLS = [flaky_plugins.alpha, flaky_plugins.bravo, flaky_plugins.charlie, files, todos]
 
@@ -69,7 +69,7 @@ def test_the_property_is_not_vacuous(monkeypatch: pytest.MonkeyPatch) -> None:
     def registration_order(tools: Any, tool_order: Any = None, **kwargs: Any) -> tuple[Any, ...]:
         return tuple(tools)
 
-    monkeypatch.setattr(headerlock.system_prompt, "order_tools", registration_order)
+    monkeypatch.setattr(headerlock.runtime.system_prompt, "order_tools", registration_order)
     with pytest.raises(OrderDependenceError, match="tools order: "):
         assert_order_invariant(app_factory({"model": "demo"}), TOOLS, max_examples=20, shrink=False)
 

@@ -12,21 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headerlock import TOOL_ORDER_REST, Context, ToolOrderError, ToolSchema
-from headerlock.adapters.scripted import ScriptedAdapter
-from headerlock.app import AgentApp
-from headerlock.frozen import thaw
-from headerlock.header import RequestHeader, fold_request_header
-from headerlock.invariants import ReconstructionError
-from headerlock.llm import LlmService, ModelRequest
-from headerlock.session import (
+from headerlock.runtime.adapters.scripted import ScriptedAdapter
+from headerlock.runtime.app import AgentApp
+from headerlock.runtime.frozen import thaw
+from headerlock.runtime.header import RequestHeader, fold_request_header
+from headerlock.runtime.llm import LlmService, ModelRequest
+from headerlock.runtime.reconstruct import ReconstructionError
+from headerlock.runtime.session import (
     REQUEST_HEADER,
     REQUEST_HEADER_DELTA,
     STEP_START,
     TURN_END,
     TURN_START,
 )
+from headerlock.runtime.system_prompt import PromptAssembly
 from headerlock.strategies import load_schedules, registration_orders
-from headerlock.system_prompt import PromptAssembly
 from support import events_of, tool_plugin
 
 NAMES = ["subagent", "todo_write", "read", "write", "bash"]
@@ -303,7 +303,7 @@ def test_tool_faults_end_the_turn_with_an_error() -> None:
 def test_adapter_error_midway_ends_balanced() -> None:
     class Broken:
         async def stream(self, request: ModelRequest) -> Any:
-            yield __import__("headerlock.llm", fromlist=["TextDelta"]).TextDelta("partial ")
+            yield __import__("headerlock.runtime.llm", fromlist=["TextDelta"]).TextDelta("partial ")
             raise ConnectionError("stream cut")
 
     app = AgentApp({}, adapter=Broken())

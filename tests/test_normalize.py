@@ -10,15 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headerlock import TOOL_ORDER_REST, ToolSchema, order_tools
-from headerlock.header import RequestHeader
-from headerlock.normalize import (
+from headerlock.formats.scrub import (
     SYSTEM_PLACEHOLDER,
     TOOLS_PLACEHOLDER,
     restore_header,
     scrub_events,
     scrub_transcript,
 )
-from headerlock.project import Project
+from headerlock.runtime.header import RequestHeader
+from headerlock.testing.project import Project
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 RECORDINGS = Path(__file__).parents[1] / "recordings"

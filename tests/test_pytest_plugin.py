@@ -131,8 +131,8 @@ RECORDER_TEST = """
 import asyncio
 import pytest
 from headerlock import ToolSchema
-from headerlock.adapters.scripted import ScriptedAdapter
-from headerlock.app import AgentApp
+from headerlock.runtime.adapters.scripted import ScriptedAdapter
+from headerlock.runtime.app import AgentApp
 
 DESCRIPTION = "Read a file."
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from headerlock.recording import RecordingError, load_recording, save_recording
+from headerlock.formats.recording import RecordingError, load_recording, save_recording
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
 

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 import flaky_plugins
 from headerlock import AgentApp, ScriptedAdapter
 from headerlock.errors import HeaderlockError
-from headerlock.header import RequestHeader, fold_request_header
-from headerlock.normalize import scrub_events
-from headerlock.project import Project
-from headerlock.recording import RecordingError, parse_recording, recording_from_data
-from headerlock.scenario import ScenarioError, parse_scenario
-from headerlock.session import CorruptLogError, Event
-from headerlock.yamlio import YamlError, dumps
+from headerlock.formats.fixture import ScenarioError, parse_scenario
+from headerlock.formats.recording import RecordingError, parse_recording, recording_from_data
+from headerlock.formats.scrub import scrub_events
+from headerlock.formats.strict_yaml import YamlError, dumps
+from headerlock.runtime.header import RequestHeader, fold_request_header
+from headerlock.runtime.session import CorruptLogError, Event
+from headerlock.testing.project import Project
 from model_server import Behaviour, model_server, text_chunks
 
 ROOT = Path(__file__).parents[1]
@@ -43,7 +43,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 KILLED_WRITER = """
 import os, sys, time
 from pathlib import Path
-import headerlock.atomic as atomic
+import headerlock.formats.atomic as atomic
 
 def stall(fd):
     print("writing", flush=True)

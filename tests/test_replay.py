@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from headerlock.pins import PinError
-from headerlock.project import Project
-from headerlock.replay import MissingRecordingError, ReplayMismatch
+from headerlock.testing.pins import PinError
+from headerlock.testing.project import Project
+from headerlock.testing.replay import MissingRecordingError, ReplayMismatch
 
 BUNDLED = Path(__file__).parents[1] / "fixtures"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError
-from headerlock.scenario import ScenarioError, load_scenario, parse_scenario
+from headerlock.formats.fixture import ScenarioError, load_scenario, parse_scenario
 
 GOOD = """\
 app: spine

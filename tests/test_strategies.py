@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, validate_tool_order
-from headerlock.schedule import LoadSchedule
 from headerlock.strategies import (
     invalid_tool_orders,
     load_schedules,
@@ -20,6 +19,7 @@ from headerlock.strategies import (
     tool_schemas,
     tool_sets,
 )
+from headerlock.testing.schedules import LoadSchedule
 
 NAMES = ["read", "write", "bash"]
 

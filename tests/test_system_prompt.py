@@ -21,9 +21,9 @@ from headerlock import (
     ToolSchema,
     order_tools,
 )
-from headerlock.schedule import LoadSchedule
+from headerlock.runtime.system_prompt import AssemblyError
 from headerlock.strategies import load_schedules, registration_orders, tool_orders, tool_sets
-from headerlock.system_prompt import AssemblyError
+from headerlock.testing.schedules import LoadSchedule
 
 NAMES = ["todo_write", "bash", "read", "edit", "write"]
 

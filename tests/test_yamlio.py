@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headerlock.yamlio import YAML_C, YamlError, dumps, load_file, loads
+from headerlock.formats.strict_yaml import YAML_C, YamlError, dumps, load_file, loads
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -104,7 +104,7 @@ def test_no_aliases_for_shared_objects() -> None:
 
 def test_same_bytes_under_another_hash_seed_and_locale(tmp_path: Path) -> None:
     script = (
-        "import sys; from headerlock.yamlio import dumps;"
+        "import sys; from headerlock.formats.strict_yaml import dumps;"
         "data = {'tools': sorted({'zeta', 'alpha', 'mid', 'é', '\\u00e9t\\u00e9'}), 's': {'b': 2, 'a': 1}};"
         "sys.stdout.write(dumps(data))"
     )

@@ -1,18 +1,5 @@
 """headerlock: record and replay the request headers an LLM agent sends."""
 
-from headerlock.adapters.openai_compat import OpenAICompatAdapter
-from headerlock.adapters.replay import ReplayAdapter
-from headerlock.adapters.scripted import Reply, ScriptedAdapter
-from headerlock.app import AgentApp
-from headerlock.config import (
-    AcpAppConfig,
-    LoopConfig,
-    SpineConfig,
-    StdioAppConfig,
-    SystemPromptConfig,
-    parse_config,
-)
-from headerlock.context import Context
 from headerlock.errors import (
     ConfigError,
     HeaderlockError,
@@ -21,7 +8,23 @@ from headerlock.errors import (
     ToolOrderError,
     ToolRegistrationError,
 )
-from headerlock.header import (
+from headerlock.formats.fixture import Scenario, ScenarioError, load_scenario
+from headerlock.formats.recording import Recording, RecordingError, load_recording
+from headerlock.formats.strict_yaml import YamlError
+from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
+from headerlock.runtime.adapters.recorded import ReplayAdapter
+from headerlock.runtime.adapters.scripted import Reply, ScriptedAdapter
+from headerlock.runtime.app import AgentApp
+from headerlock.runtime.config import (
+    AcpAppConfig,
+    LoopConfig,
+    SpineConfig,
+    StdioAppConfig,
+    SystemPromptConfig,
+    parse_config,
+)
+from headerlock.runtime.context import Context
+from headerlock.runtime.header import (
     HeaderDelta,
     RequestHeader,
     SystemDelta,
@@ -30,19 +33,16 @@ from headerlock.header import (
     diff_header,
     fold_request_header,
 )
-from headerlock.invariants import ReconstructionError
-from headerlock.llm import LlmService, ModelError, ModelRequest, TextDelta, ToolCallRequest
-from headerlock.loop import AgentLoop, TurnReason, TurnResult
-from headerlock.pins import PinError
-from headerlock.project import Project
-from headerlock.recording import Recording, RecordingError, load_recording
-from headerlock.replay import MissingRecordingError, ReplayMismatch
-from headerlock.scenario import Scenario, ScenarioError, load_scenario
-from headerlock.session import CorruptLogError, Event, SessionLog
-from headerlock.system_prompt import PromptAssembly, Section, SystemPrompt
-from headerlock.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
-from headerlock.tools import ToolRegistry, ToolSchema
-from headerlock.yamlio import YamlError
+from headerlock.runtime.llm import LlmService, ModelError, ModelRequest, TextDelta, ToolCallRequest
+from headerlock.runtime.loop import AgentLoop, TurnReason, TurnResult
+from headerlock.runtime.reconstruct import ReconstructionError
+from headerlock.runtime.session import CorruptLogError, Event, SessionLog
+from headerlock.runtime.system_prompt import PromptAssembly, Section, SystemPrompt
+from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
+from headerlock.runtime.tools import ToolRegistry, ToolSchema
+from headerlock.testing.pins import PinError
+from headerlock.testing.project import Project
+from headerlock.testing.replay import MissingRecordingError, ReplayMismatch
 
 __all__ = [
     "TOOL_ORDER_REST",

@@ -15,21 +15,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from headerlock.aio import run_sync
-from headerlock.apps.acp import require_acp
-from headerlock.diffing import explain
+from headerlock.demo.acp_app import require_acp
 from headerlock.errors import HeaderlockError
-from headerlock.flakes import hunt, table
-from headerlock.header import fold_request_header
-from headerlock.invariance import run_under
-from headerlock.pins import PinError
-from headerlock.project import Project
-from headerlock.recording import load_recording
-from headerlock.replay import MissingRecordingError, ReplayMismatch, model_for_recording
-from headerlock.scenario import Scenario
-from headerlock.schedule import LoadSchedule
-from headerlock.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
-from headerlock.yamlio import dumps
+from headerlock.formats.explain import explain
+from headerlock.formats.fixture import Scenario
+from headerlock.formats.recording import load_recording
+from headerlock.formats.strict_yaml import dumps
+from headerlock.runtime.aio import run_sync
+from headerlock.runtime.header import fold_request_header
+from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
+from headerlock.testing.flakes import hunt, table
+from headerlock.testing.order_check import run_under
+from headerlock.testing.pins import PinError
+from headerlock.testing.project import Project
+from headerlock.testing.replay import MissingRecordingError, ReplayMismatch, model_for_recording
+from headerlock.testing.schedules import LoadSchedule
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 

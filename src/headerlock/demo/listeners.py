@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from headerlock.context import Context
-from headerlock.system_prompt import ASSEMBLE_EVENT, PromptAssembly
+from headerlock.runtime.context import Context
+from headerlock.runtime.system_prompt import ASSEMBLE_EVENT, PromptAssembly
 
 
 def reverse_tools_after_first_step(ctx: Context) -> None:

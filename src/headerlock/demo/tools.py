@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from headerlock.atomic import atomic_write
-from headerlock.context import Context
 from headerlock.errors import HeaderlockError
-from headerlock.tools import ToolSchema
-from headerlock.workspace import Workspace
+from headerlock.formats.atomic import atomic_write
+from headerlock.runtime.context import Context
+from headerlock.runtime.tools import ToolSchema
+from headerlock.runtime.workspace import Workspace
 
 MAX_READ_BYTES = 256 * 1024
 

@@ -1,1 +1,0 @@
-"""Model adapters: scripted, replay and OpenAI-compatible (live)."""

@@ -1,1 +1,0 @@
-"""Demo apps that embed the spine: a stdio chat and an ACP server."""

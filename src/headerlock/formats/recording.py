@@ -1,0 +1,141 @@
+"""Recordings: what a run produced, as canonical YAML in ``recordings/<name>.yaml``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from headerlock.errors import HeaderlockError
+from headerlock.formats.atomic import atomic_write
+from headerlock.formats.explain import changed_paths
+from headerlock.formats.scrub import scrub_events
+from headerlock.formats.strict_yaml import YamlError, dumps, loads, read_text
+from headerlock.runtime.session import CorruptLogError, check_events_data
+
+FORMAT_VERSION: Final = 1
+_KEYS: Final = {"version", "scenario", "app", "pinned", "header_class", "events", "transcript"}
+_REQUIRED: Final = ("version", "scenario", "app", "pinned", "header_class", "events")
+
+
+class RecordingError(HeaderlockError, ValueError):
+    """A recording file is missing, malformed, of another version or tampered with."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.reason = message
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A normalized run: the session log and, for ACP scenarios, the client transcript."""
+
+    scenario: str
+    app: str
+    pinned: bool
+    header_class: str
+    events: list[dict[str, Any]]
+    transcript: list[dict[str, Any]] | None = field(default=None)
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data, ``transcript`` omitted when absent."""
+        data: dict[str, Any] = {
+            "version": FORMAT_VERSION,
+            "scenario": self.scenario,
+            "app": self.app,
+            "pinned": self.pinned,
+            "header_class": self.header_class,
+            "events": self.events,
+        }
+        if self.transcript is not None:
+            data["transcript"] = self.transcript
+        return data
+
+    def to_text(self) -> str:
+        """Canonical YAML text."""
+        return dumps(self.to_data())
+
+
+def recording_from_data(data: Any, *, path: str) -> Recording:
+    """Validate loaded data; errors say what is wrong and where."""
+    if not isinstance(data, Mapping):
+        raise RecordingError(f"a recording is a mapping, got {type(data).__name__}", path=path)
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise RecordingError(f"unknown key {unknown[0]!r}", path=path)
+    for key in _REQUIRED:
+        if key not in data:
+            raise RecordingError(f"missing key {key!r}", path=path)
+    version = data["version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RecordingError(f"version must be an integer, got {version!r}", path=path)
+    if version > FORMAT_VERSION:
+        raise RecordingError(
+            f"recording format version {version} is newer than this headerlock reads"
+            f" ({FORMAT_VERSION}); upgrade headerlock",
+            path=path,
+        )
+    if version != FORMAT_VERSION:
+        raise RecordingError(
+            f"unknown recording format version {version} (this headerlock reads {FORMAT_VERSION})",
+            path=path,
+        )
+    for key, kind in (("scenario", str), ("app", str), ("pinned", bool), ("header_class", str)):
+        if not isinstance(data[key], kind):
+            raise RecordingError(f"{key} must be a {kind.__name__}, got {data[key]!r}", path=path)
+    events = data["events"]
+    if not isinstance(events, list):
+        raise RecordingError("events must be a list", path=path)
+    try:
+        check_events_data(events)
+    except CorruptLogError as error:
+        raise RecordingError(f"events: {error}", path=path) from None
+    transcript = data.get("transcript")
+    if transcript is not None and not isinstance(transcript, list):
+        raise RecordingError("transcript must be a list", path=path)
+    if not data["pinned"]:
+        scrubbed = scrub_events(events)
+        if scrubbed != events:
+            where = "; ".join(changed_paths({"events": events}, {"events": scrubbed})[:3])
+            raise RecordingError(
+                f"unpinned recording is not normalized (scrubbing changes {where}); re-record it"
+                " instead of editing it",
+                path=path,
+            )
+    return Recording(
+        scenario=data["scenario"],
+        app=data["app"],
+        pinned=data["pinned"],
+        header_class=data["header_class"],
+        events=list(events),
+        transcript=list(transcript) if transcript is not None else None,
+    )
+
+
+def parse_recording(text: str, *, path: str) -> Recording:
+    """Parse and validate recording text."""
+    if not text.strip():
+        raise RecordingError("file is empty", path=path)
+    try:
+        data = loads(text, path=path)
+    except YamlError as error:
+        raise RecordingError(
+            error.reason, path=f"{path}:{error.line}" if error.line else path
+        ) from None
+    return recording_from_data(data, path=path)
+
+
+def load_recording(path: Path) -> Recording:
+    """Read and validate ``path``."""
+    try:
+        text = read_text(path, missing="no such recording")
+    except YamlError as error:
+        raise RecordingError(error.reason, path=str(path)) from None
+    return parse_recording(text, path=str(path))
+
+
+def save_recording(recording: Recording, path: Path) -> None:
+    """Write ``recording`` atomically."""
+    atomic_write(path, recording.to_text())

@@ -1,0 +1,169 @@
+"""Normalization of session logs: scrub placeholders, tokenize ids and paths, restore.
+
+Scrub replaces ``header.system`` with ``<<system>>`` and ``header.tools`` with
+``<<tools>>`` (pinned scenarios keep them), keeps only tool names in deltas,
+zeroes times, turns tool-call ids into ``<<id:N>>`` and the workspace path into
+``<<workspace>>``, and keeps ``seq``. Scrubbing twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from headerlock.runtime.header import RequestHeader
+from headerlock.runtime.session import (
+    ASSISTANT_MESSAGE,
+    REQUEST_HEADER,
+    REQUEST_HEADER_DELTA,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+)
+from headerlock.runtime.tool_order import order_tools
+
+TOOLS_PLACEHOLDER: Final = "<<tools>>"
+SYSTEM_PLACEHOLDER: Final = "<<system>>"
+WORKSPACE_TOKEN: Final = "<<workspace>>"
+TIME_KEYS: Final = ("elapsed_ms",)
+
+Events = list[dict[str, Any]]
+
+
+def _ids_in_order(events: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+
+    def see(call_id: Any) -> None:
+        if isinstance(call_id, str) and call_id not in mapping:
+            mapping[call_id] = f"<<id:{len(mapping) + 1}>>"
+
+    for event in events:
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        if event.get("type") == ASSISTANT_MESSAGE:
+            for call in _calls(data):
+                see(call.get("id"))
+        elif event.get("type") in (TOOL_CALL, TOOL_RESULT):
+            see(data.get("id"))
+    return mapping
+
+
+def _calls(data: Mapping[str, Any]) -> list[Any]:
+    calls = data.get("tool_calls")
+    return [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
+
+
+def _copy(value: Any, workspace: str | None) -> Any:
+    """A copy of plain data (dicts and lists) with the workspace path tokenized."""
+    if isinstance(value, str):
+        return (
+            value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value
+        )
+    if isinstance(value, Mapping):
+        return {k: _copy(v, workspace) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v, workspace) for v in value]
+    return value
+
+
+def _tool_name(tool: Any) -> Any:
+    return tool.get("name") if isinstance(tool, Mapping) else tool
+
+
+def scrub_events(
+    events: Sequence[Mapping[str, Any]],
+    *,
+    pinned: bool = False,
+    workspace: str | None = None,
+) -> Events:
+    """The normalized copy of ``events`` (plain data, as ``Event.to_data`` gives)."""
+    result: Events = [_copy(e, workspace) for e in events]
+    ids = _ids_in_order(result)
+    for event in result:
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
+        kind = event.get("type")
+        if kind == REQUEST_HEADER and isinstance(data.get("header"), dict) and not pinned:
+            header = data["header"]
+            if "system" in header:
+                header["system"] = SYSTEM_PLACEHOLDER
+            if "tools" in header:
+                header["tools"] = TOOLS_PLACEHOLDER
+        elif kind == REQUEST_HEADER_DELTA and not pinned:
+            tools = data.get("tools")
+            if isinstance(tools, dict):
+                for part in ("added", "changed"):
+                    if isinstance(tools.get(part), list):
+                        tools[part] = [_tool_name(t) for t in tools[part]]
+            system = data.get("system")
+            if isinstance(system, dict) and "insert" in system:
+                system["insert"] = SYSTEM_PLACEHOLDER
+        elif kind == TURN_END:
+            for key in TIME_KEYS:
+                if key in data:
+                    data[key] = 0
+        if kind == ASSISTANT_MESSAGE:
+            for call in _calls(data):
+                if isinstance(call.get("id"), str) and call["id"] in ids:
+                    call["id"] = ids[call["id"]]
+        elif (
+            kind in (TOOL_CALL, TOOL_RESULT)
+            and isinstance(data.get("id"), str)
+            and data["id"] in ids
+        ):
+            data["id"] = ids[data["id"]]
+    return result
+
+
+def restore_header(
+    header_data: Mapping[str, Any], pin: RequestHeader, tool_order: Sequence[str] | None
+) -> RequestHeader:
+    """Put the pinned class header back into a scrubbed header.
+
+    ``<<system>>`` becomes the pin's system prompt and ``<<tools>>`` the pin's
+    tools in the scenario's own authoritative order.
+    """
+    data = dict(header_data)
+    if data.get("system") == SYSTEM_PLACEHOLDER:
+        data["system"] = pin.system
+    restored_tools: tuple[Any, ...] | None = None
+    if data.get("tools") == TOOLS_PLACEHOLDER:
+        data.pop("tools")
+        restored_tools = order_tools(pin.tools, tool_order)
+    header = RequestHeader.from_data(data)
+    if restored_tools is not None:
+        header = RequestHeader(header.config, header.system, restored_tools, header.message_prefix)
+    return header
+
+
+def full_headers(events: Sequence[Mapping[str, Any]]) -> list[tuple[int, RequestHeader, str]]:
+    """``(seq, header, reason)`` of every full ``request/header`` event."""
+    return [
+        (int(e["seq"]), RequestHeader.from_data(e["data"]["header"]), str(e["data"].get("reason")))
+        for e in events
+        if e.get("type") == REQUEST_HEADER
+        and isinstance(e["data"].get("header"), Mapping)
+        and e["data"]["header"].get("tools") != TOOLS_PLACEHOLDER
+        and e["data"]["header"].get("system") != SYSTEM_PLACEHOLDER
+    ]
+
+
+def scrub_transcript(
+    transcript: Sequence[Any], events: Sequence[Mapping[str, Any]], *, workspace: str | None
+) -> list[Any]:
+    """Tokenize the tool-call ids (as in ``events``) and the workspace path in a transcript."""
+    ids = _ids_in_order(events)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            value = ids.get(value, value)
+            return value.replace(workspace, WORKSPACE_TOKEN) if workspace else value
+        if isinstance(value, Mapping):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        return value
+
+    return [walk(entry) for entry in transcript]

@@ -1,0 +1,1 @@
+"""Model adapters: scripted replies, recorded replies, an OpenAI-compatible endpoint."""

@@ -1,0 +1,140 @@
+"""A scripted model: replies come from a list, requests are kept for inspection."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from headerlock.errors import ConfigError
+from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
+from headerlock.runtime.llm import ModelError, ModelRequest, StreamItem, TextDelta, ToolCallRequest
+
+_CHUNKS = re.compile(r"\s*\S+\s*|\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedToolCall:
+    """A tool call in a scripted reply; ``id`` defaults to ``call_<n>``."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=FrozenDict)
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", deep_freeze(self.arguments))
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One model reply: text (streamed in word chunks) and/or tool calls."""
+
+    text: str = ""
+    tool_calls: tuple[ScriptedToolCall, ...] = ()
+    chunks: tuple[str, ...] | None = None
+    error: str | None = None
+    """When set, the stream fails with this message after the text."""
+
+    def text_chunks(self) -> tuple[str, ...]:
+        """The pieces the text streams in (``chunks`` when given, else words)."""
+        if self.chunks is not None:
+            return self.chunks
+        return tuple(_CHUNKS.findall(self.text))
+
+
+ReplySpec = str | Reply | Mapping[str, Any]
+
+
+def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
+    """A ``Reply`` from text, a ``Reply`` or ``{text?, tool_calls?}``."""
+    if isinstance(spec, Reply):
+        return spec
+    if isinstance(spec, str):
+        return Reply(text=spec)
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected text or a mapping, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks", "error"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}", key=unknown[0])
+    text = spec.get("text", "")
+    if not isinstance(text, str):
+        raise ConfigError(f"{where}.text: expected a string, got {text!r}", key="text")
+    calls = spec.get("tool_calls", [])
+    if not isinstance(calls, Sequence) or isinstance(calls, str):
+        raise ConfigError(f"{where}.tool_calls: expected a list", key="tool_calls")
+    parsed = []
+    for i, call in enumerate(calls):
+        at = f"{where}.tool_calls[{i}]"
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            raise ConfigError(f"{at}: expected a mapping with a string 'name'", key="name")
+        extra = sorted(set(call) - {"name", "arguments", "id"})
+        if extra:
+            raise ConfigError(f"{at}: unknown key {extra[0]!r}", key=extra[0])
+        arguments = call.get("arguments", {})
+        if not isinstance(arguments, Mapping):
+            raise ConfigError(f"{at}.arguments: expected a mapping", key="arguments")
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise ConfigError(f"{at}.id: expected a string", key="id")
+        parsed.append(ScriptedToolCall(call["name"], arguments, call_id))
+    chunks = spec.get("chunks")
+    if chunks is not None and (
+        not isinstance(chunks, Sequence)
+        or not all(isinstance(c, str) for c in chunks)
+        or "".join(chunks) != text
+    ):
+        raise ConfigError(f"{where}.chunks: must be strings that join to the text", key="chunks")
+    error = spec.get("error")
+    if error is not None and not isinstance(error, str):
+        raise ConfigError(f"{where}.error: expected a string, got {error!r}", key="error")
+    if not text and not parsed and error is None:
+        raise ConfigError(f"{where}: a reply needs text, tool_calls or error")
+    return Reply(
+        text=text,
+        tool_calls=tuple(parsed),
+        chunks=tuple(chunks) if chunks is not None else None,
+        error=error,
+    )
+
+
+def reply_to_data(reply: Reply) -> dict[str, Any]:
+    """Plain data that ``parse_reply`` reads back to an equal ``Reply``."""
+    data: dict[str, Any] = {"text": reply.text}
+    if reply.chunks is not None:
+        data["chunks"] = list(reply.chunks)
+    if reply.error is not None:
+        data["error"] = reply.error
+    if reply.tool_calls:
+        data["tool_calls"] = [
+            {"name": c.name, "arguments": thaw(c.arguments), **({"id": c.id} if c.id else {})}
+            for c in reply.tool_calls
+        ]
+    return data
+
+
+class ScriptedAdapter:
+    """Replies in script order; ``requests`` holds every request received."""
+
+    def __init__(self, replies: Sequence[ReplySpec]) -> None:
+        self.replies = [parse_reply(r, where=f"replies[{i}]") for i, r in enumerate(replies)]
+        self.requests: list[ModelRequest] = []
+        self._calls = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Stream the next scripted reply."""
+        self.requests.append(request)
+        index = len(self.requests) - 1
+        if index >= len(self.replies):
+            raise ModelError(
+                f"the scripted model has no reply for request {index + 1}"
+                f" (the script has {len(self.replies)})"
+            )
+        reply = self.replies[index]
+        for chunk in reply.text_chunks():
+            yield TextDelta(chunk)
+        if reply.error is not None:
+            raise ModelError(reply.error)
+        for call in reply.tool_calls:
+            self._calls += 1
+            yield ToolCallRequest(call.id or f"call_{self._calls}", call.name, call.arguments)

@@ -1,0 +1,111 @@
+"""Pins and their guards.
+
+A pinned scenario keeps the full header of its header class; every other
+scenario of the class records ``<<tools>>`` and ``<<system>>``. The guards:
+exactly one pin per class; every unpinned scenario's live headers equal the
+pinned header after restore; unpinned recordings on disk are fixed points of
+the scrub, pinned ones are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from headerlock.errors import HeaderlockError
+from headerlock.formats.explain import changed_paths
+from headerlock.formats.fixture import Scenario
+from headerlock.formats.recording import Recording
+from headerlock.formats.scrub import full_headers, restore_header, scrub_events
+from headerlock.runtime.header import RequestHeader
+
+
+class PinError(HeaderlockError, AssertionError):
+    """A pin guard failed; the message lists every problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+
+
+def pins_by_class(scenarios: Sequence[Scenario]) -> dict[str, Scenario]:
+    """The pinned scenario of each header class; raises ``PinError`` unless exactly one."""
+    classes: dict[str, list[Scenario]] = {}
+    for scenario in scenarios:
+        classes.setdefault(scenario.header_class, [])
+        if scenario.pin:
+            classes[scenario.header_class].append(scenario)
+    problems = []
+    for name in sorted(classes):
+        pinned = classes[name]
+        if not pinned:
+            members = ", ".join(s.name for s in scenarios if s.header_class == name)
+            problems.append(
+                f"header class {name!r} has no pinned scenario; set `pin: true` in exactly one"
+                f" of: {members}"
+            )
+        elif len(pinned) > 1:
+            problems.append(
+                f"header class {name!r} has {len(pinned)} pinned scenarios"
+                f" ({', '.join(s.name for s in pinned)}); keep exactly one"
+            )
+    if problems:
+        raise PinError(problems)
+    return {name: pinned[0] for name, pinned in classes.items()}
+
+
+def pinned_header(pin: Scenario, events: Sequence[Mapping[str, Any]]) -> RequestHeader:
+    """The class header a pinned scenario's run shows (its first full header)."""
+    headers = full_headers(events)
+    if not headers:
+        raise PinError(
+            [f"pinned scenario {pin.name!r} records no request header to pin (does its turn fail?)"]
+        )
+    return headers[0][1]
+
+
+def check_against_pin(
+    scenario: Scenario, events: Sequence[Mapping[str, Any]], pin: Scenario, header: RequestHeader
+) -> list[str]:
+    """Problems where ``scenario``'s live headers differ from the pin after restore.
+
+    ``events`` are the live run's events (not scrubbed). A full header built by
+    assembly (``initial``/``resume``) must equal the scrubbed header restored
+    from the pin; a ``fallback`` header (a listener reordered tools) must hold
+    the pin's tools, in any order.
+    """
+    problems = []
+    scrubbed = {int(e["seq"]): e for e in scrub_events(events)}
+    for seq, live, reason in full_headers(events):
+        restored = restore_header(scrubbed[seq]["data"]["header"], header, scenario.tool_order)
+        if reason == "fallback":
+            restored = RequestHeader(restored.config, restored.system, _by_name(restored.tools))
+            live = RequestHeader(
+                live.config, live.system, _by_name(live.tools), live.message_prefix
+            )
+        if live != restored:
+            paths = changed_paths(restored.to_data(), live.to_data())
+            problems.append(
+                f"{scenario.name}: request/header at seq {seq} differs from the pinned header"
+                f" of class {scenario.header_class!r} ({pin.name}) after restore:\n    "
+                + "\n    ".join(paths)
+            )
+    return problems
+
+
+def _by_name(tools: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(sorted(tools, key=lambda t: t.name))
+
+
+def check_fixed_point(recording: Recording, path: Path) -> str | None:
+    """A problem unless unpinned recordings are scrub fixed points and pinned ones are not."""
+    scrubbed = scrub_events(recording.events)
+    if recording.pinned and scrubbed == recording.events:
+        return (
+            f"{path.as_posix()}: pinned recording keeps no full header (scrubbing changes nothing);"
+            " a pin must hold the class header"
+        )
+    if not recording.pinned and scrubbed != recording.events:
+        return f"{path.as_posix()}: unpinned recording is not a fixed point of the scrub"
+    return None

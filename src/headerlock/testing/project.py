@@ -1,0 +1,175 @@
+"""A project's fixtures and recordings directories, and the checks run over them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from headerlock.errors import HeaderlockError
+from headerlock.formats.fixture import Scenario, ScenarioError, check_name, discover, load_scenario
+from headerlock.formats.recording import Recording, RecordingError, load_recording, save_recording
+from headerlock.formats.scrub import full_headers
+from headerlock.runtime.header import RequestHeader
+from headerlock.testing.pins import (
+    PinError,
+    check_against_pin,
+    check_fixed_point,
+    pinned_header,
+    pins_by_class,
+)
+from headerlock.testing.replay import (
+    MissingRecordingError,
+    compare,
+    record_command,
+    record_scenario,
+    replay_scenario,
+)
+from headerlock.testing.run import RunOutput
+
+
+def relative_to_cwd(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (for messages)."""
+    absolute = path.resolve()
+    try:
+        return absolute.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return absolute
+
+
+@dataclass
+class Project:
+    """``fixtures/`` (scenarios people write) and ``recordings/`` (what runs produced)."""
+
+    fixtures: Path
+    recordings: Path
+    _scenarios: dict[str, Scenario] = field(default_factory=dict, repr=False)
+    _pins: dict[str, tuple[Scenario, RequestHeader]] = field(default_factory=dict, repr=False)
+
+    def scenario_names(self) -> list[str]:
+        """Names of every fixture, sorted."""
+        return [p.stem for p in discover(self.fixtures)]
+
+    def scenario_path(self, name: str) -> Path:
+        """``fixtures/<name>.yaml``; the name may not leave the directory."""
+        return self.fixtures / f"{check_name(name, path=str(self.fixtures))}.yaml"
+
+    def recording_path(self, name: str) -> Path:
+        """``recordings/<name>.yaml``; the name may not leave the directory."""
+        return self.recordings / f"{check_name(name, path=str(self.recordings))}.yaml"
+
+    def scenario(self, name: str) -> Scenario:
+        """The validated scenario ``name`` (cached)."""
+        if name not in self._scenarios:
+            path = self.scenario_path(name)
+            if not path.is_file():
+                raise ScenarioError("no such fixture", path=str(path))
+            self._scenarios[name] = load_scenario(path)
+        return self._scenarios[name]
+
+    def scenarios(self) -> list[Scenario]:
+        """Every scenario; the first invalid fixture raises."""
+        return [self.scenario(name) for name in self.scenario_names()]
+
+    def valid_scenarios(self) -> list[Scenario]:
+        """Every scenario that loads (an invalid fixture fails its own check, not others)."""
+        valid = []
+        for name in self.scenario_names():
+            try:
+                valid.append(self.scenario(name))
+            except HeaderlockError:
+                continue
+        return valid
+
+    def recording(self, name: str) -> Recording | None:
+        """The recording of ``name``, or ``None`` when there is none yet."""
+        path = self.recording_path(name)
+        return load_recording(path) if path.exists() else None
+
+    def require_recording(self, scenario: Scenario) -> Recording:
+        """The recording of ``scenario``; a missing one is an error with the record command."""
+        recording = self.recording(scenario.name)
+        if recording is None:
+            raise MissingRecordingError(
+                f"scenario {scenario.name!r} has no recording at"
+                f" {self.recording_path(scenario.name).as_posix()}; record it with:"
+                f" {record_command(scenario)}",
+                scenario=scenario.name,
+            )
+        return recording
+
+    def reusable_recording(self, name: str) -> Recording | None:
+        """The recording to take model output from when re-recording (``None`` if
+        missing or broken: a broken file is replaced, its output not reused)."""
+        try:
+            return self.recording(name)
+        except RecordingError:
+            return None
+
+    async def record(self, scenario: Scenario, *, live: bool = False) -> Recording:
+        """Record ``scenario`` and write its recording atomically."""
+        existing = self.reusable_recording(scenario.name)
+        recording, _ = await record_scenario(scenario, existing=existing, live=live)
+        save_recording(recording, self.recording_path(scenario.name))
+        return recording
+
+    async def replay(self, scenario: Scenario) -> tuple[Recording, RunOutput]:
+        """Replay ``scenario`` against its recording; raises ``ReplayMismatch`` on change."""
+        expected = self.require_recording(scenario)
+        actual, output = await replay_scenario(scenario, expected)
+        compare(scenario, expected, actual, path=self.recording_path(scenario.name))
+        return actual, output
+
+    async def pin(self, header_class: str) -> tuple[Scenario, RequestHeader]:
+        """The pinned scenario of ``header_class`` and its live header (cached)."""
+        if header_class not in self._pins:
+            pin = pins_by_class(self.valid_scenarios())[header_class]
+            recording = self.recording(pin.name)
+            if recording is not None:
+                _, output = await replay_scenario(pin, recording)
+            else:
+                _, output = await record_scenario(pin)
+            self._pins[header_class] = (pin, pinned_header(pin, output.events))
+        return self._pins[header_class]
+
+    async def check_pin_guard(self, scenario: Scenario, output: RunOutput) -> None:
+        """Raise ``PinError`` if an unpinned run's headers differ from its pin after restore."""
+        if scenario.pin or not full_headers(output.events):
+            return
+        pin, header = await self.pin(scenario.header_class)
+        problems = check_against_pin(scenario, output.events, pin, header)
+        if problems:
+            raise PinError(problems)
+
+    async def check_files(self) -> None:
+        """Project-wide guards: one pin per class, scrub fixed points, pins not stale."""
+        scenarios = self.scenarios()
+        pins = pins_by_class(scenarios)
+        problems: list[str] = []
+        recordings: dict[str, Recording | None] = {}
+        for scenario in scenarios:
+            try:
+                recording = recordings[scenario.name] = self.recording(scenario.name)
+            except RecordingError as error:
+                problems.append(str(error))
+                continue
+            if recording is None:
+                continue
+            problem = check_fixed_point(recording, self.recording_path(scenario.name))
+            if problem:
+                problems.append(problem)
+        for header_class, pin in sorted(pins.items()):
+            if pin.name not in recordings:
+                continue  # its recording is broken: reported above
+            recording = recordings[pin.name]
+            if recording is None:
+                problems.append(f"pin {pin.name!r} of class {header_class!r} is not recorded yet")
+                continue
+            on_disk = full_headers(recording.events)
+            _, live = await self.pin(header_class)
+            if on_disk and on_disk[0][1] != live:
+                problems.append(
+                    f"pin {pin.name!r} of class {header_class!r} is stale: its recorded header"
+                    f" differs from a live run; re-record: {record_command(pin)}"
+                )
+        if problems:
+            raise PinError(problems)

@@ -34,7 +34,6 @@ from benchmarks.workloads import (
     tools_plugin,
 )
 from headerlock import Context, SystemPrompt, ToolRegistry, order_tools
-from headerlock.formats.fixture import parse_scenario
 from headerlock.formats.recording import load_recording, save_recording
 from headerlock.formats.scrub import scrub_events
 from headerlock.formats.strict_yaml import YAML_C, dumps
@@ -43,6 +42,7 @@ from headerlock.testing.order_check import check_scenario_orders
 from headerlock.testing.project import Project
 from headerlock.testing.replay import replay_scenario
 from headerlock.testing.run import ModelSource
+from headerlock.testing.scenarios import parse_fixture as parse_scenario
 
 RESULTS = Path(__file__).parent / "results.json"
 CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from headerlock.cli import main
-from headerlock.formats.fixture import ScenarioError
+from headerlock.errors import ScenarioError
 from headerlock.testing.project import Project
 
 ROOT = Path(__file__).parents[1]

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from headerlock import Context, PluginError, ToolRegistry
-from headerlock.demo.tools import ToolInputError, files, todos
+from headerlock.demo.tools import files, todos
+from headerlock.errors import ToolInputError, WorkspaceError
 from headerlock.runtime.plugins import resolve_plugin
-from headerlock.runtime.workspace import Workspace, WorkspaceError
+from headerlock.runtime.workspace import Workspace
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from headerlock.errors import CorruptLogError
 from headerlock.runtime.header import (
     HeaderDelta,
     RequestHeader,
@@ -14,13 +15,7 @@ from headerlock.runtime.header import (
     fold_request_header,
     header_record,
 )
-from headerlock.runtime.session import (
-    REQUEST_HEADER,
-    REQUEST_HEADER_DELTA,
-    CorruptLogError,
-    Event,
-    SessionLog,
-)
+from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, Event, SessionLog
 from headerlock.runtime.tools import ToolSchema
 from headerlock.strategies import tool_sets
 

@@ -15,16 +15,13 @@ import flaky_plugins
 import headerlock.runtime.system_prompt
 from headerlock import TOOL_ORDER_REST, AgentApp, ScriptedAdapter
 from headerlock.demo.tools import files, todos
-from headerlock.formats.fixture import parse_scenario
+from headerlock.errors import OrderDependenceError
 from headerlock.runtime.context import Plugin
-from headerlock.testing.order_check import (
-    OrderDependenceError,
-    assert_order_invariant,
-    check_scenario_orders,
-)
+from headerlock.testing.order_check import assert_order_invariant, check_scenario_orders
 from headerlock.testing.project import Project
 from headerlock.testing.replay import recorded_replies
 from headerlock.testing.run import ModelSource
+from headerlock.testing.scenarios import parse_fixture as parse_scenario
 
 TOOLS = [flaky_plugins.alpha, flaky_plugins.bravo, flaky_plugins.charlie, files, todos]
 
@@ -85,7 +82,7 @@ def test_bundled_spine_scenarios_are_order_invariant() -> None:
         recording = project.require_recording(scenario)
         model = ModelSource(replies=recorded_replies(recording))
         orders = asyncio.run(check_scenario_orders(scenario, model, 6))
-        assert orders == min(6, math.factorial(len(scenario.config.plugins)))
+        assert orders == min(6, math.factorial(len(scenario.plugins)))
 
 
 def flaky_scenario(tmp_path: Path, plugin: str) -> Any:

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headerlock import TOOL_ORDER_REST, Context, ToolOrderError, ToolSchema
+from headerlock.errors import ReconstructionError
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.frozen import thaw
 from headerlock.runtime.header import RequestHeader, fold_request_header
 from headerlock.runtime.llm import LlmService, ModelRequest
-from headerlock.runtime.reconstruct import ReconstructionError
 from headerlock.runtime.session import (
     REQUEST_HEADER,
     REQUEST_HEADER_DELTA,

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from headerlock import ConfigError, ToolSchema
+from headerlock.errors import ModelError
 from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.header import RequestHeader
-from headerlock.runtime.llm import ModelError, ModelRequest, StreamItem, TextDelta, ToolCallRequest
+from headerlock.runtime.llm import ModelRequest, StreamItem, TextDelta, ToolCallRequest
 from model_server import Behaviour, model_server, text_chunks, tool_call_chunks
 
 SECRET = "sk-sentinel-0123456789abcdef"

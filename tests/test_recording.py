@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from headerlock.formats.recording import RecordingError, load_recording, save_recording
+from headerlock.errors import RecordingError
+from headerlock.formats.recording import load_recording, save_recording
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
 

@@ -19,14 +19,20 @@ from hypothesis import strategies as st
 
 import flaky_plugins
 from headerlock import AgentApp, ScriptedAdapter
-from headerlock.errors import HeaderlockError
-from headerlock.formats.fixture import ScenarioError, parse_scenario
-from headerlock.formats.recording import RecordingError, parse_recording, recording_from_data
+from headerlock.errors import (
+    CorruptLogError,
+    HeaderlockError,
+    RecordingError,
+    ScenarioError,
+    YamlError,
+)
+from headerlock.formats.recording import parse_recording, recording_from_data
 from headerlock.formats.scrub import scrub_events
-from headerlock.formats.strict_yaml import YamlError, dumps
+from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.header import RequestHeader, fold_request_header
-from headerlock.runtime.session import CorruptLogError, Event
+from headerlock.runtime.session import Event
 from headerlock.testing.project import Project
+from headerlock.testing.scenarios import parse_fixture as parse_scenario
 from model_server import Behaviour, model_server, text_chunks
 
 ROOT = Path(__file__).parents[1]

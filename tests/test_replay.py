@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from headerlock.testing.pins import PinError
+from headerlock.errors import MissingRecordingError, PinError, ReplayMismatch
 from headerlock.testing.project import Project
-from headerlock.testing.replay import MissingRecordingError, ReplayMismatch
 
 BUNDLED = Path(__file__).parents[1] / "fixtures"
 

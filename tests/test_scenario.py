@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError
-from headerlock.formats.fixture import ScenarioError, load_scenario, parse_scenario
+from headerlock.errors import ScenarioError
+from headerlock.testing.scenarios import load_scenario
+from headerlock.testing.scenarios import parse_fixture as parse_scenario
 
 GOOD = """\
 app: spine
@@ -29,7 +31,7 @@ def test_a_good_fixture(tmp_path: Path) -> None:
     scenario = parse_scenario(GOOD, tmp_path / "good.yaml")
     assert scenario.name == "good"
     assert scenario.tool_order == ["todo_write", TOOL_ORDER_REST]
-    assert scenario.config.plugins == ["headerlock.demo.tools:files", "headerlock.demo.tools:todos"]
+    assert scenario.plugins == ("headerlock.demo.tools:files", "headerlock.demo.tools:todos")
     assert scenario.prompts == ("Hi",)
     assert scenario.model is not None and scenario.model[1].tool_calls[0].name == "read"
 
@@ -44,7 +46,7 @@ def test_a_good_fixture(tmp_path: Path) -> None:
         (("pin: false", "pinned: true"), "bad.yaml:2: pinned: unknown key 'pinned'"),
         (
             ("app: spine", "app: web"),
-            "bad.yaml:1: app: Input should be 'spine', 'stdio' or 'acp' (got 'web')",
+            "bad.yaml:1: app: unknown app 'web'; drivers: acp, spine, stdio",
         ),
         (("  model: demo", "  modle: demo"), "bad.yaml:4: config.modle: unknown key 'modle'"),
         (

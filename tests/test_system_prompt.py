@@ -21,7 +21,7 @@ from headerlock import (
     ToolSchema,
     order_tools,
 )
-from headerlock.runtime.system_prompt import AssemblyError
+from headerlock.errors import AssemblyError
 from headerlock.strategies import load_schedules, registration_orders, tool_orders, tool_sets
 from headerlock.testing.schedules import LoadSchedule
 

@@ -14,7 +14,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headerlock.formats.strict_yaml import YAML_C, YamlError, dumps, load_file, loads
+from headerlock.errors import YamlError
+from headerlock.formats.strict_yaml import YAML_C, dumps, load_file, loads
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -1,66 +1,174 @@
-"""headerlock: record and replay the request headers an LLM agent sends."""
+"""headerlock: record and replay the request headers an LLM agent sends.
+
+Top-level names resolve on first use, so ``import headerlock`` loads none of
+its heavy dependencies (pydantic, PyYAML, deepdiff, Hypothesis, the SDKs).
+"""
+
+import importlib as _importlib
+import typing as _typing
 
 from headerlock.errors import (
+    AgentError,
+    AppStateError,
+    AssemblyError,
+    CheckFailed,
     ConfigError,
+    CorruptLogError,
     HeaderlockError,
+    InputFileError,
+    MissingRecordingError,
+    ModelError,
+    OrderDependenceError,
+    PinError,
     PluginError,
+    ReconstructionError,
+    RecordingError,
+    ReplayError,
+    ReplayMismatch,
+    ScenarioError,
+    SerializationError,
+    ServiceConflictError,
+    ServiceError,
     ServiceNotFoundError,
+    ToolExecutionError,
+    ToolInputError,
     ToolOrderError,
     ToolRegistrationError,
+    TurnBusyError,
+    UnorderedValueError,
+    WorkspaceError,
+    YamlError,
 )
-from headerlock.formats.fixture import Scenario, ScenarioError, load_scenario
-from headerlock.formats.recording import Recording, RecordingError, load_recording
-from headerlock.formats.strict_yaml import YamlError
-from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
-from headerlock.runtime.adapters.recorded import ReplayAdapter
-from headerlock.runtime.adapters.scripted import Reply, ScriptedAdapter
-from headerlock.runtime.app import AgentApp
-from headerlock.runtime.config import (
-    AcpAppConfig,
-    LoopConfig,
-    SpineConfig,
-    StdioAppConfig,
-    SystemPromptConfig,
-    parse_config,
-)
-from headerlock.runtime.context import Context
-from headerlock.runtime.header import (
-    HeaderDelta,
-    RequestHeader,
-    SystemDelta,
-    ToolsDelta,
-    apply_header_delta,
-    diff_header,
-    fold_request_header,
-)
-from headerlock.runtime.llm import LlmService, ModelError, ModelRequest, TextDelta, ToolCallRequest
-from headerlock.runtime.loop import AgentLoop, TurnReason, TurnResult
-from headerlock.runtime.reconstruct import ReconstructionError
-from headerlock.runtime.session import CorruptLogError, Event, SessionLog
-from headerlock.runtime.system_prompt import PromptAssembly, Section, SystemPrompt
-from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
-from headerlock.runtime.tools import ToolRegistry, ToolSchema
-from headerlock.testing.pins import PinError
-from headerlock.testing.project import Project
-from headerlock.testing.replay import MissingRecordingError, ReplayMismatch
+
+if _typing.TYPE_CHECKING:
+    from headerlock.formats.recording import Recording, load_recording
+    from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
+    from headerlock.runtime.adapters.recorded import ReplayAdapter
+    from headerlock.runtime.adapters.scripted import Reply, ScriptedAdapter
+    from headerlock.runtime.app import AgentApp
+    from headerlock.runtime.config import (
+        AcpAppConfig,
+        LoopConfig,
+        SpineConfig,
+        StdioAppConfig,
+        SystemPromptConfig,
+        parse_config,
+    )
+    from headerlock.runtime.context import Context
+    from headerlock.runtime.header import (
+        HeaderDelta,
+        RequestHeader,
+        SystemDelta,
+        ToolsDelta,
+        apply_header_delta,
+        diff_header,
+        fold_request_header,
+    )
+    from headerlock.runtime.llm import LlmService, ModelRequest, TextDelta, ToolCallRequest
+    from headerlock.runtime.loop import AgentLoop, TurnReason, TurnResult
+    from headerlock.runtime.session import Event, SessionLog
+    from headerlock.runtime.system_prompt import PromptAssembly, Section, SystemPrompt
+    from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
+    from headerlock.runtime.tools import ToolRegistry, ToolSchema
+    from headerlock.testing.drivers import Driver, available_drivers, get_driver
+    from headerlock.testing.order_check import (
+        OrderRun,
+        assert_order_invariant,
+        assert_order_invariant_async,
+    )
+    from headerlock.testing.project import Project
+    from headerlock.testing.scenarios import Scenario, load_scenario
+
+_LAZY: dict[str, str] = {
+    "AcpAppConfig": "headerlock.runtime.config",
+    "AgentApp": "headerlock.runtime.app",
+    "AgentLoop": "headerlock.runtime.loop",
+    "Context": "headerlock.runtime.context",
+    "Driver": "headerlock.testing.drivers",
+    "Event": "headerlock.runtime.session",
+    "HeaderDelta": "headerlock.runtime.header",
+    "LlmService": "headerlock.runtime.llm",
+    "LoopConfig": "headerlock.runtime.config",
+    "ModelRequest": "headerlock.runtime.llm",
+    "OpenAICompatAdapter": "headerlock.runtime.adapters.openai_compat",
+    "OrderRun": "headerlock.testing.order_check",
+    "Project": "headerlock.testing.project",
+    "PromptAssembly": "headerlock.runtime.system_prompt",
+    "Recording": "headerlock.formats.recording",
+    "ReplayAdapter": "headerlock.runtime.adapters.recorded",
+    "Reply": "headerlock.runtime.adapters.scripted",
+    "RequestHeader": "headerlock.runtime.header",
+    "Scenario": "headerlock.testing.scenarios",
+    "ScriptedAdapter": "headerlock.runtime.adapters.scripted",
+    "Section": "headerlock.runtime.system_prompt",
+    "SessionLog": "headerlock.runtime.session",
+    "SpineConfig": "headerlock.runtime.config",
+    "StdioAppConfig": "headerlock.runtime.config",
+    "SystemDelta": "headerlock.runtime.header",
+    "SystemPrompt": "headerlock.runtime.system_prompt",
+    "SystemPromptConfig": "headerlock.runtime.config",
+    "TOOL_ORDER_REST": "headerlock.runtime.tool_order",
+    "TextDelta": "headerlock.runtime.llm",
+    "ToolCallRequest": "headerlock.runtime.llm",
+    "ToolRegistry": "headerlock.runtime.tools",
+    "ToolSchema": "headerlock.runtime.tools",
+    "ToolsDelta": "headerlock.runtime.header",
+    "TurnReason": "headerlock.runtime.loop",
+    "TurnResult": "headerlock.runtime.loop",
+    "apply_header_delta": "headerlock.runtime.header",
+    "assert_order_invariant": "headerlock.testing.order_check",
+    "assert_order_invariant_async": "headerlock.testing.order_check",
+    "available_drivers": "headerlock.testing.drivers",
+    "diff_header": "headerlock.runtime.header",
+    "fold_request_header": "headerlock.runtime.header",
+    "get_driver": "headerlock.testing.drivers",
+    "load_recording": "headerlock.formats.recording",
+    "load_scenario": "headerlock.testing.scenarios",
+    "order_tools": "headerlock.runtime.tool_order",
+    "parse_config": "headerlock.runtime.config",
+    "validate_tool_order": "headerlock.runtime.tool_order",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Resolve a public name on first use and cache it on the module."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'headerlock' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "TOOL_ORDER_REST",
     "AcpAppConfig",
     "AgentApp",
+    "AgentError",
     "AgentLoop",
+    "AppStateError",
+    "AssemblyError",
+    "CheckFailed",
     "ConfigError",
     "Context",
     "CorruptLogError",
+    "Driver",
     "Event",
     "HeaderDelta",
     "HeaderlockError",
+    "InputFileError",
     "LlmService",
     "LoopConfig",
     "MissingRecordingError",
     "ModelError",
     "ModelRequest",
     "OpenAICompatAdapter",
+    "OrderDependenceError",
+    "OrderRun",
     "PinError",
     "PluginError",
     "Project",
@@ -69,6 +177,7 @@ __all__ = [
     "Recording",
     "RecordingError",
     "ReplayAdapter",
+    "ReplayError",
     "ReplayMismatch",
     "Reply",
     "RequestHeader",
@@ -76,6 +185,9 @@ __all__ = [
     "ScenarioError",
     "ScriptedAdapter",
     "Section",
+    "SerializationError",
+    "ServiceConflictError",
+    "ServiceError",
     "ServiceNotFoundError",
     "SessionLog",
     "SpineConfig",
@@ -85,17 +197,26 @@ __all__ = [
     "SystemPromptConfig",
     "TextDelta",
     "ToolCallRequest",
+    "ToolExecutionError",
+    "ToolInputError",
     "ToolOrderError",
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolSchema",
     "ToolsDelta",
+    "TurnBusyError",
     "TurnReason",
     "TurnResult",
+    "UnorderedValueError",
+    "WorkspaceError",
     "YamlError",
     "apply_header_delta",
+    "assert_order_invariant",
+    "assert_order_invariant_async",
+    "available_drivers",
     "diff_header",
     "fold_request_header",
+    "get_driver",
     "load_recording",
     "load_scenario",
     "order_tools",

@@ -15,8 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from headerlock.demo.acp_app import require_acp
-from headerlock.errors import HeaderlockError
+from headerlock.errors import (
+    ConfigError,
+    HeaderlockError,
+    MissingRecordingError,
+    PinError,
+    ReplayMismatch,
+)
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import load_recording
@@ -24,11 +29,11 @@ from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.aio import run_sync
 from headerlock.runtime.header import fold_request_header
 from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
+from headerlock.testing.drivers import get_driver
 from headerlock.testing.flakes import hunt, table
 from headerlock.testing.order_check import run_under
-from headerlock.testing.pins import PinError
 from headerlock.testing.project import Project
-from headerlock.testing.replay import MissingRecordingError, ReplayMismatch, model_for_recording
+from headerlock.testing.replay import model_for_recording
 from headerlock.testing.schedules import LoadSchedule
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
@@ -129,27 +134,19 @@ async def _replay(
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
 
 
-def _acp_available() -> bool:
-    try:
-        require_acp()
-    except HeaderlockError:
-        return False
-    return True
-
-
 async def _demo(console: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="headerlock-demo-") as temp:
         root = Path(temp)
         shutil.copytree(bundled_dir("fixtures"), root / "fixtures")
         project = Project(root / "fixtures", root / "recordings")
-        if not _acp_available():
-            for scenario in project.scenarios():
-                if scenario.app == "acp":
-                    scenario.path.unlink()
-                    console.line(
-                        f"skipping {scenario.name}: the ACP demo needs the agent-client-protocol"
-                        " SDK (pip install 'headerlock[acp]')"
-                    )
+        skipped = False
+        for scenario in project.scenarios():
+            reason = get_driver(scenario.app).unavailable()
+            if reason is not None:
+                scenario.path.unlink()
+                console.line(f"skipping {scenario.name}: app {scenario.app!r} {reason}")
+                skipped = True
+        if skipped:
             project = Project(project.fixtures, project.recordings)
         count = len(project.scenario_names())
         console.line(f"headerlock demo: {count} bundled scenarios in {root}")
@@ -163,15 +160,17 @@ async def _demo(console: Console) -> int:
 
 def _run_once(project: Project, name: str, order: str, console: Console) -> int:
     scenario = project.scenario(name)
-    size = len(scenario.config.plugins)
+    size = len(scenario.plugins)
     try:
         indices = tuple(int(i) for i in order.split(",")) if order else tuple(range(size))
     except ValueError:
-        raise HeaderlockError(
-            f"--order must be comma-separated plugin indices, got {order!r}"
+        raise ConfigError(
+            f"--order must be comma-separated plugin indices, got {order!r}", key="--order"
         ) from None
     if sorted(indices) != list(range(size)):
-        raise HeaderlockError(f"--order must be a permutation of 0..{size - 1}, got {order!r}")
+        raise ConfigError(
+            f"--order must be a permutation of 0..{size - 1}, got {order!r}", key="--order"
+        )
     model = model_for_recording(scenario, project.recording(name))
     run = run_sync(run_under(scenario, model, LoadSchedule(indices)))
     console.out.write(dumps(run.data))

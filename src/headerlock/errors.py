@@ -1,4 +1,40 @@
-"""The exception tree: one base, subclasses that carry structured fields."""
+"""The exception tree: every error headerlock raises on purpose.
+
+Each class subclasses ``HeaderlockError`` and carries structured fields beside
+its one-line message. Where a built-in exception fits too, it is a second base,
+so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
+
+    HeaderlockError
+    ├── ConfigError (ValueError) ............ a configuration value is invalid
+    │   ├── ToolOrderError .................. a tool_order policy is malformed or unsatisfiable
+    │   └── UnorderedValueError (TypeError) . a set where bytes need a deterministic order
+    ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
+    │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
+    │   ├── ScenarioError ................... a fixture (scenario) file is invalid
+    │   └── RecordingError .................. a recording is malformed, tampered or outdated
+    ├── SerializationError (ValueError, TypeError) a value cannot be written as canonical YAML
+    ├── PluginError ......................... a plugin could not be resolved, called or loaded
+    ├── ServiceError ........................ the plugin host's service table refused a call
+    │   ├── ServiceNotFoundError (LookupError)
+    │   └── ServiceConflictError (ValueError)
+    ├── ToolRegistrationError ............... a tool name is taken or invalid
+    ├── AgentError .......................... the agent runtime failed while running
+    │   ├── AssemblyError ................... a system-prompt/assemble listener broke the contract
+    │   ├── ModelError ...................... the model adapter failed
+    │   ├── ReplayError ..................... a recording has no model output where one is needed
+    │   ├── ToolExecutionError .............. a tool call could not be carried out
+    │   ├── ToolInputError (ValueError) ..... a tool was called with arguments it cannot use
+    │   ├── WorkspaceError .................. a path leaves the workspace
+    │   ├── TurnBusyError ................... run_turn while a turn is running
+    │   ├── AppStateError ................... the app used in a state that does not allow it
+    │   ├── CorruptLogError ................. the session log breaks its own rules
+    │   └── ReconstructionError ............. a request differs from its rebuild from the log
+    ├── MissingRecordingError ............... a scenario has no recording and may not create one
+    └── CheckFailed (AssertionError) ........ a headerlock check failed; the message explains
+        ├── ReplayMismatch .................. a replayed run differs from its recording
+        ├── PinError ........................ a pin guard failed
+        └── OrderDependenceError ............ two registration orders gave different bytes
+"""
 
 from __future__ import annotations
 
@@ -7,6 +43,9 @@ from collections.abc import Sequence
 
 class HeaderlockError(Exception):
     """Base of every error headerlock raises on purpose."""
+
+
+# -- configuration ---------------------------------------------------------------------
 
 
 class ConfigError(HeaderlockError, ValueError):
@@ -30,21 +69,57 @@ class ToolOrderError(ConfigError):
         self.names = tuple(names)
 
 
-class ToolRegistrationError(HeaderlockError):
-    """A tool could not be registered (for instance, its name is taken)."""
+class UnorderedValueError(ConfigError, TypeError):
+    """A set (no deterministic order) was given where bytes must not depend on hashing."""
 
-    def __init__(self, message: str, *, name: str) -> None:
+
+# -- files -----------------------------------------------------------------------------
+
+
+class InputFileError(HeaderlockError, ValueError):
+    """A file headerlock reads is unusable; ``path`` names it, ``reason`` is the bare cause."""
+
+    def __init__(self, message: str, *, path: str, reason: str | None = None) -> None:
         super().__init__(message)
-        self.name = name
+        self.path = path
+        self.reason = message if reason is None else reason
 
 
-class ServiceNotFoundError(HeaderlockError, LookupError):
-    """A service was requested from a context that does not provide it."""
+class YamlError(InputFileError):
+    """A YAML file could not be read; ``path`` and ``line`` say where (line is 1-based)."""
 
-    def __init__(self, name: str, available: Sequence[str]) -> None:
-        known = ", ".join(sorted(available)) or "(none)"
-        super().__init__(f"no service named {name!r} is provided; provided services: {known}")
-        self.name = name
+    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}", path=path, reason=message)
+        self.line = line
+
+
+class ScenarioError(InputFileError):
+    """A fixture is invalid; ``path``, ``key`` and ``line`` say where."""
+
+    def __init__(
+        self, message: str, *, path: str, key: str | None = None, line: int | None = None
+    ) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        what = f" {key}:" if key else ""
+        super().__init__(f"{where}:{what} {message}", path=path, reason=message)
+        self.key = key
+        self.line = line
+
+
+class RecordingError(InputFileError):
+    """A recording file is missing, malformed, of another version or tampered with."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(f"{path}: {message}", path=path, reason=message)
+
+
+class SerializationError(HeaderlockError, ValueError, TypeError):
+    """A value cannot be written as canonical YAML (unknown type, non-string key,
+    lone surrogate)."""
+
+
+# -- plugin host -----------------------------------------------------------------------
 
 
 class PluginError(HeaderlockError):
@@ -53,3 +128,199 @@ class PluginError(HeaderlockError):
     def __init__(self, message: str, *, plugin: str) -> None:
         super().__init__(message)
         self.plugin = plugin
+
+
+class ServiceError(HeaderlockError):
+    """The plugin host's service table refused a call; ``name`` is the service."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class ServiceNotFoundError(ServiceError, LookupError):
+    """A service was requested from a context that does not provide it."""
+
+    def __init__(self, name: str, available: Sequence[str]) -> None:
+        known = ", ".join(sorted(available)) or "(none)"
+        super().__init__(
+            f"no service named {name!r} is provided; provided services: {known}", name=name
+        )
+
+
+class ServiceConflictError(ServiceError, ValueError):
+    """A service name is already provided by another plugin."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"service {name!r} is already provided", name=name)
+
+
+class ToolRegistrationError(HeaderlockError):
+    """A tool could not be registered (for instance, its name is taken)."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+# -- the agent runtime -----------------------------------------------------------------
+
+
+class AgentError(HeaderlockError):
+    """The agent runtime failed while running a turn or managing its app."""
+
+
+class AssemblyError(AgentError):
+    """A ``system-prompt/assemble`` listener broke the assembly contract."""
+
+
+class ModelError(AgentError):
+    """The model adapter failed (HTTP error, timeout, malformed output, no reply left).
+
+    The loop records it as ``assistant/error``, so a replay fails the same way.
+    """
+
+
+class ReplayError(AgentError):
+    """The recording has no model output where the run needs some."""
+
+
+class ToolExecutionError(AgentError):
+    """A tool call could not be carried out; ``tool`` names the tool."""
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+class ToolInputError(AgentError, ValueError):
+    """A tool was called with arguments it cannot use."""
+
+
+class WorkspaceError(AgentError):
+    """A path was refused because it leaves the workspace or is malformed."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class TurnBusyError(AgentError):
+    """``run_turn`` was called while a turn was running."""
+
+
+class AppStateError(AgentError):
+    """The app was used in a state that does not allow it (e.g. a turn before start)."""
+
+
+class CorruptLogError(AgentError):
+    """The session log does not follow its own rules (for instance, a delta first)."""
+
+    def __init__(self, message: str, *, seq: int | None = None) -> None:
+        super().__init__(message if seq is None else f"corrupt log at seq {seq}: {message}")
+        self.seq = seq
+
+
+class ReconstructionError(AgentError):
+    """A request differs from its rebuild from the log; ``part`` says where.
+
+    ``part`` is one of ``messages``, ``header``, ``not frozen``, ``no step``, ``no header``.
+    """
+
+    def __init__(self, message: str, *, part: str) -> None:
+        super().__init__(f"request is not reconstructable from the log ({part}): {message}")
+        self.part = part
+
+
+# -- checks ----------------------------------------------------------------------------
+
+
+class MissingRecordingError(HeaderlockError):
+    """A scenario has no recording and the run may not create one."""
+
+    def __init__(self, message: str, *, scenario: str) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+
+
+class CheckFailed(HeaderlockError, AssertionError):
+    """A headerlock check failed; the message explains what differs and how to fix it."""
+
+
+class ReplayMismatch(CheckFailed):
+    """A replayed run differs from its recording; the message explains how."""
+
+    def __init__(self, message: str, *, scenario: str) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+
+
+class PinError(CheckFailed):
+    """A pin guard failed; the message lists every problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+
+
+class OrderDependenceError(CheckFailed):
+    """Two registration orders gave different recorded bytes."""
+
+    def __init__(self, message: str, *, first: str, second: str) -> None:
+        super().__init__(message)
+        self.first = first
+        self.second = second
+
+
+# -- wire capture ----------------------------------------------------------------------
+
+
+class ScriptExhaustedError(HeaderlockError):
+    """A scripted model got a request after its last reply.
+
+    ``request`` is the 1-based number of the request that ran out, ``replies``
+    how many the script had and ``api`` the request's model api.
+    """
+
+    def __init__(self, *, api: str, request: int, replies: int) -> None:
+        noun = "reply" if replies == 1 else "replies"
+        super().__init__(
+            f"the script has no reply for request {request} ({api}):"
+            f" it has {replies} {noun}; add a reply for every model request the agent makes"
+        )
+        self.api = api
+        self.request = request
+        self.replies = replies
+
+
+class WireToolError(HeaderlockError, ValueError):
+    """A tool passed to ``order_wire_tools`` has no known shape or a value JSON lacks.
+
+    ``index`` is the tool's position in the list given (``None`` when the list
+    itself is wrong); ``name`` its name when known.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None, name: str | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.name = name
+
+
+class WireRecordingError(RecordingError):
+    """A wire recording is missing or malformed; ``key`` names the offending entry."""
+
+    def __init__(self, message: str, *, path: str, key: str | None = None) -> None:
+        super().__init__(f"{key}: {message}" if key else message, path=path)
+        self.key = key
+
+
+class WireMismatch(CheckFailed):
+    """Requests sent under a wire ``lock()`` differ from the recording.
+
+    ``differences`` are one line each; the message is the readable report.
+    """
+
+    def __init__(self, message: str, *, path: str, differences: Sequence[str]) -> None:
+        super().__init__(message)
+        self.path = path
+        self.differences = tuple(differences)

@@ -8,17 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import ToolInputError
 from headerlock.formats.atomic import atomic_write
 from headerlock.runtime.context import Context
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.workspace import Workspace
 
 MAX_READ_BYTES = 256 * 1024
-
-
-class ToolInputError(HeaderlockError):
-    """A tool was called with arguments it cannot use."""
 
 
 def _string(arguments: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:

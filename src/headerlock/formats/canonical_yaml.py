@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from headerlock.errors import SerializationError
+
 _PLAIN = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_ .,/()'?!+=<>@-]*[A-Za-z0-9_.,/()'?!+=<>@-])?")
 _RESERVED = frozenset(
     [
@@ -87,7 +89,7 @@ def _keys(mapping: Mapping[Any, Any]) -> list[str]:
     keys = list(mapping)
     for key in keys:
         if not isinstance(key, str):
-            raise TypeError(f"mapping keys must be strings, got {key!r}")
+            raise SerializationError(f"mapping keys must be strings, got {key!r}")
     return keys
 
 
@@ -162,7 +164,7 @@ def _scalar(value: Any) -> str:
         return "{}"
     if isinstance(value, (list, tuple)):
         return "[]"
-    raise TypeError(f"cannot write {type(value).__name__} as YAML: {value!r}")
+    raise SerializationError(f"cannot write {type(value).__name__} as YAML: {value!r}")
 
 
 def _string(text: str) -> str:
@@ -170,7 +172,7 @@ def _string(text: str) -> str:
         return text
     surrogate = _SURROGATE.search(text)
     if surrogate:
-        raise ValueError(
+        raise SerializationError(
             f"cannot write a lone surrogate (U+{ord(surrogate[0]):04X}) as YAML"
             f" in {text[:40]!r}: it is not a Unicode character"
         )

@@ -6,44 +6,17 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from headerlock.errors import ConfigError, HeaderlockError, PluginError
-from headerlock.formats.strict_yaml import YamlError, loads, locate, read_text
+from headerlock.errors import ConfigError, PluginError, ScenarioError, YamlError
+from headerlock.formats.strict_yaml import loads, locate, read_text
 from headerlock.runtime.adapters.scripted import Reply, parse_reply
-from headerlock.runtime.config import (
-    AcpAppConfig,
-    SpineConfig,
-    StdioAppConfig,
-    first_error,
-    parse_config,
-)
+from headerlock.runtime.config import Schema, first_error, parse_config
 from headerlock.runtime.plugins import resolve_plugin
 
-AppName = Literal["spine", "stdio", "acp"]
-APP_SCHEMAS: dict[str, type[SpineConfig]] = {
-    "spine": SpineConfig,
-    "stdio": StdioAppConfig,
-    "acp": AcpAppConfig,
-}
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
-
-
-class ScenarioError(HeaderlockError, ValueError):
-    """A fixture is invalid; ``path``, ``key`` and ``line`` say where."""
-
-    def __init__(
-        self, message: str, *, path: str, key: str | None = None, line: int | None = None
-    ) -> None:
-        where = f"{path}:{line}" if line is not None else path
-        what = f" {key}:" if key else ""
-        super().__init__(f"{where}:{what} {message}")
-        self.path = path
-        self.key = key
-        self.line = line
-        self.reason = message
 
 
 class _Step(BaseModel):
@@ -53,7 +26,7 @@ class _Step(BaseModel):
 
 class _Fixture(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-    app: AppName = "spine"
+    app: str = Field(default="spine", min_length=1)
     pin: bool = False
     header_class: str = Field(default="default", min_length=1)
     description: str = ""
@@ -70,11 +43,13 @@ class Scenario:
 
     name: str
     path: Path
-    app: AppName
+    app: str
     pin: bool
     header_class: str
     description: str
-    config: SpineConfig
+    config: Schema
+    """The ``config:`` as validated by the app's driver (``SpineConfig`` or a subclass for
+    the built-in apps)."""
     files: Mapping[str, str]
     prompts: tuple[str, ...]
     model: tuple[Reply, ...] | None
@@ -82,7 +57,13 @@ class Scenario:
     @property
     def tool_order(self) -> Sequence[str] | None:
         """The scenario's configured ``tool_order`` (``None`` when absent)."""
-        return self.config.tool_order
+        order: Sequence[str] | None = getattr(self.config, "tool_order", None)
+        return order
+
+    @property
+    def plugins(self) -> tuple[str, ...]:
+        """The configured plugin specs (none for apps without plugins)."""
+        return tuple(getattr(self.config, "plugins", ()))
 
 
 def check_name(name: str, *, path: str) -> str:
@@ -95,8 +76,11 @@ def check_name(name: str, *, path: str) -> str:
     return name
 
 
-def parse_scenario(text: str, path: Path) -> Scenario:
-    """Validate fixture text; every error names the file, the key and the line."""
+def parse_scenario(text: str, path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
+    """Validate fixture text; every error names the file, the key and the line.
+
+    ``schemas`` maps each known ``app:`` (driver) name to its config schema.
+    """
     label = str(path)
     name = check_name(path.stem, path=label)
     data = loads(text, path=label)
@@ -131,8 +115,11 @@ def parse_scenario(text: str, path: Path) -> Scenario:
     config_data = dict(fixture.config)
     if fixture.plugins:
         config_data["plugins"] = [*config_plugins, *fixture.plugins]
+    if fixture.app not in schemas:
+        known = ", ".join(sorted(schemas))
+        raise fail(f"unknown app {fixture.app!r}; drivers: {known}", ["app"])
     try:
-        config = parse_config(APP_SCHEMAS[fixture.app], config_data, source="config")
+        config = parse_config(schemas[fixture.app], config_data, source="config")
     except ConfigError as error:
         at = ["config", error.key] if error.key else ["config"]
         prefix = f"config: {error.key}: " if error.key else "config: "
@@ -166,13 +153,13 @@ def parse_scenario(text: str, path: Path) -> Scenario:
     )
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read and validate ``path``."""
+def load_scenario(path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
+    """Read and validate ``path`` (``schemas`` as for ``parse_scenario``)."""
     try:
         text = read_text(path, missing="no such fixture")
     except YamlError as error:
         raise ScenarioError(error.reason, path=str(path)) from None
-    return parse_scenario(text, path)
+    return parse_scenario(text, path, schemas)
 
 
 def discover(directory: Path) -> list[Path]:

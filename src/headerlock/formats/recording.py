@@ -7,25 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import CorruptLogError, RecordingError, YamlError
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.explain import changed_paths
 from headerlock.formats.scrub import scrub_events
-from headerlock.formats.strict_yaml import YamlError, dumps, loads, read_text
-from headerlock.runtime.session import CorruptLogError, check_events_data
+from headerlock.formats.strict_yaml import dumps, loads, read_text
+from headerlock.runtime.session import check_events_data
 
 FORMAT_VERSION: Final = 1
 _KEYS: Final = {"version", "scenario", "app", "pinned", "header_class", "events", "transcript"}
 _REQUIRED: Final = ("version", "scenario", "app", "pinned", "header_class", "events")
-
-
-class RecordingError(HeaderlockError, ValueError):
-    """A recording file is missing, malformed, of another version or tampered with."""
-
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.reason = message
 
 
 @dataclass(frozen=True, slots=True)

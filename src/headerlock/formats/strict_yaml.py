@@ -14,24 +14,13 @@ from typing import Any
 
 import yaml
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import YamlError
 from headerlock.formats import canonical_yaml as emitter
 
 MAX_DEPTH = 64
 MAX_BYTES = 32 * 1024 * 1024
 YAML_C = hasattr(yaml, "CSafeLoader")
 """Whether PyYAML's C (libyaml) loader is available (it is used when it is)."""
-
-
-class YamlError(HeaderlockError, ValueError):
-    """A YAML file could not be read; ``path`` and ``line`` say where (line is 1-based)."""
-
-    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {message}")
-        self.path = path
-        self.line = line
-        self.reason = message
 
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

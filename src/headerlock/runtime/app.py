@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import AppStateError
 from headerlock.runtime.config import (
     LoopConfig,
     SpineConfig,
@@ -26,10 +26,6 @@ from headerlock.runtime.tools import ToolRegistry
 from headerlock.runtime.workspace import Workspace
 
 AppState = Literal["new", "idle", "running", "stopped"]
-
-
-class AppStateError(HeaderlockError):
-    """The app was used in a state that does not allow it (e.g. a turn before start)."""
 
 
 class AgentApp:

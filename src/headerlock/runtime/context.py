@@ -7,16 +7,13 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
-from headerlock.errors import PluginError, ServiceNotFoundError
-
-if TYPE_CHECKING:
-    from headerlock.runtime.tools import ToolRegistry
+from headerlock.errors import PluginError, ServiceConflictError, ServiceNotFoundError
+from headerlock.runtime.tools import Dispose, ToolRegistry
 
 logger = logging.getLogger("headerlock")
 
-Dispose = Callable[[], None]
 Listener = Callable[..., Any]
 Plugin = Callable[..., Any]
 """A plugin is ``plugin(ctx)`` or ``plugin(ctx, config)``, sync or async."""
@@ -90,10 +87,10 @@ class Context:
 
     # -- services ------------------------------------------------------------
     def provide(self, name: str, service: object) -> Dispose:
-        """Register ``service`` under ``name``; a taken name raises ``ValueError``."""
+        """Register ``service`` under ``name``; a taken name raises ``ServiceConflictError``."""
         services = self._registry.services
         if name in services:
-            raise ValueError(f"service {name!r} is already provided")
+            raise ServiceConflictError(name)
         services[name] = service
 
         def dispose() -> None:
@@ -147,7 +144,9 @@ class Context:
                 result = listener(*args)
                 if inspect.isawaitable(result):
                     _close(result)
-                    raise TypeError(f"listener of {name!r} returned an awaitable; use serial()")
+                    raise PluginError(
+                        f"listener of {name!r} returned an awaitable; use serial()", plugin=name
+                    )
             except Exception as error:
                 self._report(name, error)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
+from headerlock.errors import UnorderedValueError
+
 
 class FrozenDict(Mapping[str, Any]):
     """An immutable, hashable mapping; assignment raises ``TypeError``."""
@@ -65,7 +67,7 @@ def deep_freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(deep_freeze(v) for v in value)
     if isinstance(value, (set, frozenset)):
-        raise TypeError("sets have no deterministic order; pass a list instead")
+        raise UnorderedValueError("sets have no deterministic order; pass a list instead")
     return value
 
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import CorruptLogError, HeaderlockError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
-from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, CorruptLogError, Event
+from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, Event
 from headerlock.runtime.tools import ToolSchema
 
 HeaderReason = Literal["initial", "resume", "fallback"]

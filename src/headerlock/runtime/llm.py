@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import ModelError
 from headerlock.runtime.context import Context
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
 from headerlock.runtime.header import RequestHeader
@@ -54,13 +54,6 @@ class ToolCallRequest:
 
 
 StreamItem = TextDelta | ToolCallRequest
-
-
-class ModelError(HeaderlockError):
-    """The model adapter failed (HTTP error, timeout, malformed output, no reply left).
-
-    The loop records it as ``assistant/error``, so a replay fails the same way.
-    """
 
 
 class LlmAdapter(Protocol):

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import HeaderlockError, ModelError, ToolExecutionError, TurnBusyError
 from headerlock.runtime.canonical import canonical_json
 from headerlock.runtime.config import LoopConfig
 from headerlock.runtime.context import Context
 from headerlock.runtime.frozen import deep_freeze
 from headerlock.runtime.header import RequestHeader, fold_request_header, header_record
-from headerlock.runtime.llm import LlmService, ModelError, ModelRequest, TextDelta, ToolCallRequest
+from headerlock.runtime.llm import LlmService, ModelRequest, TextDelta, ToolCallRequest
 from headerlock.runtime.messages import (
     assistant_message,
     messages_from_events,
@@ -35,7 +36,8 @@ from headerlock.runtime.session import (
     SessionLog,
 )
 from headerlock.runtime.system_prompt import SystemPrompt
-from headerlock.runtime.tools import ToolRegistry
+from headerlock.runtime.threads import start_daemon
+from headerlock.runtime.tools import ToolHandler, ToolRegistry
 
 AGENT_ERROR: Final = "agent/error"
 """Emitted with ``{turn, step, message}`` when a turn ends with an error."""
@@ -68,18 +70,6 @@ class TurnResult:
     turn: int
     reason: TurnReason
     text: str = ""
-
-
-class TurnBusyError(HeaderlockError):
-    """``run_turn`` was called while a turn was running."""
-
-
-class ToolExecutionError(HeaderlockError):
-    """A tool call could not be carried out; ``tool`` names the tool."""
-
-    def __init__(self, message: str, *, tool: str) -> None:
-        super().__init__(message)
-        self.tool = tool
 
 
 def error_message(error: BaseException) -> str:
@@ -215,23 +205,44 @@ class AgentLoop:
         if entry.handler is None:
             raise ToolExecutionError(f'tool "{call.name}" has no handler', tool=call.name)
         timeout = self.config.tool_timeout
+        deadline = asyncio.timeout(timeout)
         try:
-            outcome = entry.handler(call.arguments)
-            if inspect.isawaitable(outcome):
-                outcome = await asyncio.wait_for(outcome, timeout)
-        except TimeoutError:
-            raise ToolExecutionError(
-                f'tool "{call.name}" timed out after {timeout:g}s', tool=call.name
-            ) from None
+            async with deadline:
+                outcome = await call_tool(entry.handler, call.arguments)
         except HeaderlockError as error:
             raise ToolExecutionError(
                 f'tool "{call.name}" failed: {error}', tool=call.name
             ) from error
-        except Exception as error:
+        except (Exception, KeyboardInterrupt, SystemExit) as error:
+            # A tool's own SystemExit or KeyboardInterrupt is its failure, not an
+            # exit: Ctrl-C reaches a turn as a cancellation (asyncio.run's handler).
+            if isinstance(error, TimeoutError) and deadline.expired():
+                message = f'tool "{call.name}" timed out after {timeout:g}s'
+                raise ToolExecutionError(message, tool=call.name) from None
             raise ToolExecutionError(
-                f'tool "{call.name}" raised {type(error).__name__}: {error}', tool=call.name
+                f'tool "{call.name}" raised {_describe(error)}', tool=call.name
             ) from error
         return tool_output(call.name, outcome)
+
+
+async def call_tool(handler: ToolHandler, arguments: Mapping[str, Any]) -> Any:
+    """Run a tool handler: coroutine functions on the loop, any other callable in a
+    daemon thread, so that a blocking tool neither stalls the loop nor outlives its
+    timeout (the thread is abandoned, never joined). An awaitable result is awaited."""
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)
+    ):
+        outcome = handler(arguments)
+    else:
+        outcome = await asyncio.wrap_future(start_daemon(handler, arguments, name="headerlock-tool"))
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    return outcome
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def tool_output(name: str, outcome: Any) -> str:

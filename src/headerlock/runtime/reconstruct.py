@@ -4,31 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from headerlock.errors import HeaderlockError
-from headerlock.runtime.context import Context, Dispose
+from headerlock.errors import CorruptLogError, ReconstructionError
+from headerlock.runtime.context import Context
 from headerlock.runtime.frozen import deep_freeze, is_deep_frozen
 from headerlock.runtime.header import HeaderDelta, RequestHeader, apply_header_delta
 from headerlock.runtime.llm import STREAM_EVENT, ModelRequest
 from headerlock.runtime.messages import messages_from_events
-from headerlock.runtime.session import (
-    REQUEST_HEADER,
-    REQUEST_HEADER_DELTA,
-    STEP_START,
-    CorruptLogError,
-    SessionLog,
-)
-
-
-class ReconstructionError(HeaderlockError):
-    """A request differs from its rebuild from the log; ``part`` says where.
-
-    ``part`` is one of ``messages``, ``header``, ``not frozen``, ``no step``, ``no header``.
-    """
-
-    def __init__(self, message: str, *, part: str) -> None:
-        super().__init__(f"request is not reconstructable from the log ({part}): {message}")
-        self.part = part
-
+from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, STEP_START, SessionLog
+from headerlock.runtime.tools import Dispose
 
 _HEADER_PARTS = ("config", "system", "tools", "message_prefix")
 

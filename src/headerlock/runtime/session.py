@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import CorruptLogError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
 
 TURN_START: Final = "turn/start"
@@ -36,14 +36,6 @@ EVENT_TYPES: Final = (
     STEP_END,
     TURN_END,
 )
-
-
-class CorruptLogError(HeaderlockError):
-    """The session log does not follow its own rules (for instance, a delta first)."""
-
-    def __init__(self, message: str, *, seq: int | None = None) -> None:
-        super().__init__(message if seq is None else f"corrupt log at seq {seq}: {message}")
-        self.seq = seq
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import AssemblyError
 from headerlock.runtime.canonical import code_unit_key
-from headerlock.runtime.context import Context, Dispose
+from headerlock.runtime.context import Context
 from headerlock.runtime.tool_order import order_tools, validate_tool_order
-from headerlock.runtime.tools import ToolSchema
+from headerlock.runtime.tools import Dispose, ToolSchema
 
 ASSEMBLE_EVENT: Final = "system-prompt/assemble"
 """Waterfall run on the ordered ``PromptAssembly``; listeners' output is final."""
@@ -152,7 +152,3 @@ class SystemPrompt:
     async def render(self) -> str:
         """Assemble and render the system prompt text."""
         return (await self.assemble()).render()
-
-
-class AssemblyError(HeaderlockError):
-    """A ``system-prompt/assemble`` listener broke the assembly contract."""

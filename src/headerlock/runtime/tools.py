@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from headerlock.errors import ToolRegistrationError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
 
-if TYPE_CHECKING:
-    from headerlock.runtime.context import Context, Dispose
+Dispose = Callable[[], None]
+"""Undoes one registration."""
+
+
+class Owner(Protocol):
+    """What owns registrations (a plugin's ``Context``): it disposes them on unload."""
+
+    def collect(self, dispose: Dispose) -> Dispose:
+        """Take ``dispose`` to run when the owner is unloaded."""
+        ...
+
 
 ToolHandler = Callable[[Mapping[str, Any]], Any | Awaitable[Any]]
 """A tool handler receives the call's arguments and returns a result (or an awaitable)."""
@@ -80,11 +89,11 @@ class ToolRegistry:
     context, registrations are disposed with that plugin.
     """
 
-    def __init__(self, *, _store: _Store | None = None, _owner: Context | None = None) -> None:
+    def __init__(self, *, _store: _Store | None = None, _owner: Owner | None = None) -> None:
         self._store = _store if _store is not None else _Store()
         self._owner = _owner
 
-    def bind(self, ctx: Context) -> ToolRegistry:
+    def bind(self, ctx: Owner) -> ToolRegistry:
         """A view of the same registry whose registrations belong to ``ctx``."""
         return ToolRegistry(_store=self._store, _owner=ctx)
 

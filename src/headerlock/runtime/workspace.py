@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from headerlock.errors import HeaderlockError
-
-
-class WorkspaceError(HeaderlockError):
-    """A path was refused because it leaves the workspace or is malformed."""
-
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(message)
-        self.path = path
+from headerlock.errors import WorkspaceError
 
 
 class Workspace:

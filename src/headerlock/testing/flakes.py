@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from headerlock.errors import HeaderlockError
 from headerlock.formats.explain import changed_paths, tool_order_changes
 from headerlock.formats.strict_yaml import loads
+from headerlock.runtime.driver import subprocess_env
 from headerlock.testing.project import Project
-from headerlock.testing.run import subprocess_env
 from headerlock.testing.schedules import LoadSchedule, schedules
 
 RUN_TIMEOUT = 300.0
@@ -105,7 +105,7 @@ def hunt(
     tasks: list[tuple[FlakeReport, int, LoadSchedule]] = []
     for name in names:
         scenario = project.scenario(name)
-        report = FlakeReport(name, list(scenario.config.plugins))
+        report = FlakeReport(name, list(scenario.plugins))
         reports.append(report)
         plan = schedules(runs, len(report.plugins), seed=name)
         for index in range(runs):

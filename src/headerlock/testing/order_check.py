@@ -7,13 +7,14 @@ headers kept), so a changed tool order cannot hide behind ``<<tools>>``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import OrderDependenceError
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import Recording
@@ -25,15 +26,6 @@ from headerlock.runtime.context import Plugin, plugin_label
 from headerlock.testing.run import ModelSource, run_scenario
 from headerlock.testing.schedules import LoadSchedule, schedules
 from headerlock.testing.strategies import load_schedules, registration_orders
-
-
-class OrderDependenceError(HeaderlockError, AssertionError):
-    """Two registration orders gave different recorded bytes."""
-
-    def __init__(self, message: str, *, first: str, second: str) -> None:
-        super().__init__(message)
-        self.first = first
-        self.second = second
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,21 +55,45 @@ def _differs(
     )
 
 
-def _app_log(
+async def _app_log(
     make_app: Callable[[Sequence[Plugin]], AgentApp],
     plugins: Sequence[Plugin],
     prompts: Sequence[str],
 ) -> list[dict[str, Any]]:
-    async def go() -> list[dict[str, Any]]:
-        app = make_app(plugins)
-        async with app:
-            for prompt in prompts:
-                await app.run_turn(prompt)
-        return scrub_events(
-            app.session.to_data(), pinned=True, workspace=str(app.workspace.resolve())
-        )
+    app = make_app(plugins)
+    async with app:
+        for prompt in prompts:
+            await app.run_turn(prompt)
+    return scrub_events(app.session.to_data(), pinned=True, workspace=str(app.workspace.resolve()))
 
-    return run_sync(go())
+
+LogOf = Callable[[Sequence[Plugin]], list[dict[str, Any]]]
+
+
+def _check_orders(log_of: LogOf, plugins: list[Plugin], max_examples: int, shrink: bool) -> None:
+    names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
+    size = len(plugins)
+    identity = LoadSchedule(tuple(range(size)))
+    baseline = OrderRun(identity, {"events": log_of(plugins)})
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        phases=tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(registration_orders(range(size)), load_schedules(plugins))
+    def check(order: list[int], timing: LoadSchedule) -> None:
+        schedule = LoadSchedule(tuple(order), timing.delays, timing.yields)
+        log = {"events": log_of(schedule.apply(plugins))}
+        if log != baseline.data:
+            raise _Diverged(OrderRun(schedule, log))  # cheap while Hypothesis shrinks
+
+    try:
+        check()
+    except _Diverged as diverged:
+        raise _differs("app", names, baseline, diverged.run) from None
 
 
 def assert_order_invariant(
@@ -93,31 +109,33 @@ def assert_order_invariant(
     ``make_app`` must build a fresh app (with a fresh adapter) from the plugins
     in the order given. Raises ``OrderDependenceError`` with the minimal
     (shrunk) differing order and a diff naming the tools involved;
-    ``shrink=False`` reports the first differing order found, sooner.
+    ``shrink=False`` reports the first differing order found, sooner. Inside a
+    running event loop, await ``assert_order_invariant_async`` instead.
     """
-    plugins = list(plugins)
-    names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
-    identity = LoadSchedule(tuple(range(len(plugins))))
-    baseline = OrderRun(identity, {"events": _app_log(make_app, plugins, prompts)})
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        phases=tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate),
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
-    @given(registration_orders(range(len(plugins))), load_schedules(plugins))
-    def check(order: list[int], timing: LoadSchedule) -> None:
-        schedule = LoadSchedule(tuple(order), timing.delays, timing.yields)
-        log = {"events": _app_log(make_app, schedule.apply(plugins), prompts)}
-        if log != baseline.data:
-            raise _Diverged(OrderRun(schedule, log))  # cheap while Hypothesis shrinks
+    def log_of(ordered: Sequence[Plugin]) -> list[dict[str, Any]]:
+        return run_sync(_app_log(make_app, ordered, prompts))
 
-    try:
-        check()
-    except _Diverged as diverged:
-        raise _differs("app", names, baseline, diverged.run) from None
+    _check_orders(log_of, list(plugins), max_examples, shrink)
+
+
+async def assert_order_invariant_async(
+    make_app: Callable[[Sequence[Plugin]], AgentApp],
+    plugins: Sequence[Plugin],
+    *,
+    prompts: Sequence[str] = ("hi",),
+    max_examples: int = 50,
+    shrink: bool = True,
+) -> None:
+    """``assert_order_invariant`` for async code: every app runs on the caller's
+    running event loop (Hypothesis drives the examples from a worker thread)."""
+    loop = asyncio.get_running_loop()
+
+    def log_of(ordered: Sequence[Plugin]) -> list[dict[str, Any]]:
+        future = asyncio.run_coroutine_threadsafe(_app_log(make_app, ordered, prompts), loop)
+        return future.result()
+
+    await asyncio.to_thread(_check_orders, log_of, list(plugins), max_examples, shrink)
 
 
 class _Diverged(AssertionError):
@@ -139,7 +157,7 @@ async def check_scenario_orders(scenario: Scenario, model: ModelSource, count: i
 
     Returns how many orders ran (fewer when the plugins have fewer permutations).
     """
-    plugins = list(scenario.config.plugins)
+    plugins = list(scenario.plugins)
     names = [p.rsplit(":", 1)[-1] for p in plugins]
     planned = schedules(count, len(plugins), seed=scenario.name)
     baseline = await run_under(scenario, model, planned[0])

@@ -13,20 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import PinError
 from headerlock.formats.explain import changed_paths
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import Recording
 from headerlock.formats.scrub import full_headers, restore_header, scrub_events
 from headerlock.runtime.header import RequestHeader
-
-
-class PinError(HeaderlockError, AssertionError):
-    """A pin guard failed; the message lists every problem."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = list(problems)
 
 
 def pins_by_class(scenarios: Sequence[Scenario]) -> dict[str, Scenario]:

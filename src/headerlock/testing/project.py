@@ -5,26 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headerlock.errors import HeaderlockError
-from headerlock.formats.fixture import Scenario, ScenarioError, check_name, discover, load_scenario
-from headerlock.formats.recording import Recording, RecordingError, load_recording, save_recording
+from headerlock.errors import (
+    HeaderlockError,
+    MissingRecordingError,
+    PinError,
+    RecordingError,
+    ScenarioError,
+)
+from headerlock.formats.fixture import Scenario, check_name, discover
+from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import full_headers
 from headerlock.runtime.header import RequestHeader
 from headerlock.testing.pins import (
-    PinError,
     check_against_pin,
     check_fixed_point,
     pinned_header,
     pins_by_class,
 )
-from headerlock.testing.replay import (
-    MissingRecordingError,
-    compare,
-    record_command,
-    record_scenario,
-    replay_scenario,
-)
+from headerlock.testing.replay import compare, record_command, record_scenario, replay_scenario
 from headerlock.testing.run import RunOutput
+from headerlock.testing.scenarios import load_scenario
 
 
 def relative_to_cwd(path: Path) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import MissingRecordingError, ReplayMismatch
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import Recording
@@ -21,22 +21,6 @@ from headerlock.runtime.session import (
     Event,
 )
 from headerlock.testing.run import ModelSource, RunOutput, run_scenario
-
-
-class ReplayMismatch(HeaderlockError, AssertionError):
-    """A replayed run differs from its recording; the message explains how."""
-
-    def __init__(self, message: str, *, scenario: str) -> None:
-        super().__init__(message)
-        self.scenario = scenario
-
-
-class MissingRecordingError(HeaderlockError):
-    """A scenario has no recording and the run may not create one."""
-
-    def __init__(self, message: str, *, scenario: str) -> None:
-        super().__init__(message)
-        self.scenario = scenario
 
 
 def record_command(scenario: Scenario) -> str:

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from headerlock.errors import ConfigError
+from headerlock.errors import ConfigError, ModelError
 from headerlock.runtime.frozen import thaw
-from headerlock.runtime.llm import ModelError, ModelRequest, StreamItem, TextDelta, ToolCallRequest
+from headerlock.runtime.llm import ModelRequest, StreamItem, TextDelta, ToolCallRequest
 
 ENV_BASE_URL = "HEADERLOCK_BASE_URL"
 ENV_API_KEY = "HEADERLOCK_API_KEY"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from headerlock.errors import HeaderlockError
 from headerlock.runtime.adapters.scripted import Reply, ScriptedAdapter, ScriptedToolCall
 from headerlock.runtime.session import (
     ASSISTANT_CHUNK,
@@ -13,10 +12,6 @@ from headerlock.runtime.session import (
     STEP_START,
     Event,
 )
-
-
-class ReplayError(HeaderlockError):
-    """The recording has no model output where the run needs some."""
 
 
 def replies_from_events(events: Iterable[Event]) -> list[Reply]:

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from headerlock.errors import ConfigError
+from headerlock.errors import ConfigError, ModelError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
-from headerlock.runtime.llm import ModelError, ModelRequest, StreamItem, TextDelta, ToolCallRequest
+from headerlock.runtime.llm import ModelRequest, StreamItem, TextDelta, ToolCallRequest
 
 _CHUNKS = re.compile(r"\s*\S+\s*|\s+")
 

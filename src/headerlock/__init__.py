@@ -70,6 +70,7 @@ if _typing.TYPE_CHECKING:
     from headerlock.runtime.system_prompt import PromptAssembly, Section, SystemPrompt
     from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
     from headerlock.runtime.tools import ToolRegistry, ToolSchema
+    from headerlock.runtime.wire_tools import order_wire_tools
     from headerlock.testing.drivers import Driver, available_drivers, get_driver
     from headerlock.testing.order_check import (
         OrderRun,
@@ -125,6 +126,7 @@ _LAZY: dict[str, str] = {
     "load_recording": "headerlock.formats.recording",
     "load_scenario": "headerlock.testing.scenarios",
     "order_tools": "headerlock.runtime.tool_order",
+    "order_wire_tools": "headerlock.runtime.wire_tools",
     "parse_config": "headerlock.runtime.config",
     "validate_tool_order": "headerlock.runtime.tool_order",
 }
@@ -220,6 +222,7 @@ __all__ = [
     "load_recording",
     "load_scenario",
     "order_tools",
+    "order_wire_tools",
     "parse_config",
     "validate_tool_order",
 ]

@@ -11,8 +11,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from deepdiff import DeepDiff
-
 MAX_PATHS = 20
 MAX_DIFF_LINES = 80
 _SEGMENT = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
@@ -89,6 +87,8 @@ def _short(value: Any) -> str:
 
 def changed_paths(expected: Any, actual: Any) -> list[str]:
     """One line per difference: ``path: expected -> actual`` (tools keyed by name)."""
+    from deepdiff import DeepDiff  # only when there is a difference to explain
+
     diff = DeepDiff(key_tools_by_name(expected), key_tools_by_name(actual), verbose_level=2)
     lines: list[str] = []
     for kind, changes in diff.to_dict().items():

@@ -27,15 +27,6 @@ from headerlock.testing.run import RunOutput
 from headerlock.testing.scenarios import load_scenario
 
 
-def relative_to_cwd(path: Path) -> Path:
-    """``path`` relative to the working directory when it lies below it (for messages)."""
-    absolute = path.resolve()
-    try:
-        return absolute.relative_to(Path.cwd().resolve())
-    except ValueError:
-        return absolute
-
-
 @dataclass
 class Project:
     """``fixtures/`` (scenarios people write) and ``recordings/`` (what runs produced)."""

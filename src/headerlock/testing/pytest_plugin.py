@@ -9,11 +9,10 @@ through a syrupy extension (``pytest --snapshot-update`` records), plus one
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -22,26 +21,40 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializableData, SerializedData
 
-from headerlock.errors import HeaderlockError
+from headerlock.errors import HeaderlockError, SerializationError
 from headerlock.formats.atomic import atomic_write
-from headerlock.formats.fixture import Scenario, check_name
-from headerlock.formats.recording import Recording, load_recording
-from headerlock.formats.scrub import scrub_events
-from headerlock.runtime.app import AgentApp
-from headerlock.testing.project import Project, relative_to_cwd
-from headerlock.testing.replay import (
-    compare,
-    compare_recordings,
-    record_command,
-    record_scenario,
-    recorded_replies,
-    replay_scenario,
-)
-from headerlock.testing.run import ModelSource
 
-PROJECT_KEY = pytest.StashKey[Project]()
+if TYPE_CHECKING:
+    from headerlock.testing.project import Project
+    from headerlock.testing.pytest_items import Recorder
+
+PATHS_KEY = pytest.StashKey[tuple[Path, Path]]()
+PROJECT_KEY = pytest.StashKey["Project"]()
 EXTENSION_KEY = pytest.StashKey[type["RecordingExtension"]]()
 GUARDS_NAME = "headerlock-guards"
+
+
+def relative_to_cwd(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (for messages)."""
+    absolute = path.resolve()
+    try:
+        return absolute.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return absolute
+
+
+def project_of(config: pytest.Config) -> Project:
+    """The session's ``Project``, built on first use (it imports the fixture machinery)."""
+    if PROJECT_KEY not in config.stash:
+        from headerlock.testing.project import Project
+
+        config.stash[PROJECT_KEY] = Project(*config.stash[PATHS_KEY])
+    return config.stash[PROJECT_KEY]
+
+
+def extension_of(config: pytest.Config) -> type[RecordingExtension]:
+    """The syrupy extension writing into this session's recordings directory."""
+    return config.stash[EXTENSION_KEY]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +72,12 @@ class RecordingExtension(SingleFileSnapshotExtension):
     recordings_dir: ClassVar[Path] = Path("recordings")
 
     def serialize(self, data: SerializableData, **kwargs: Any) -> SerializedData:
-        if isinstance(data, Recording):
-            return data.to_text()
         if isinstance(data, KeptRecording):
             return data.text
-        raise TypeError(f"headerlock snapshots are Recordings, got {type(data).__name__}")
+        to_text = getattr(data, "to_text", None)
+        if callable(to_text):  # a Recording (imported lazily)
+            return str(to_text())
+        raise SerializationError(f"headerlock snapshots are Recordings, got {type(data).__name__}")
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -84,7 +98,7 @@ class RecordingExtension(SingleFileSnapshotExtension):
     ) -> None:
         data = next(iter(snapshot_collection)).data
         if not isinstance(data, str):
-            raise TypeError(f"expected text to write, got {type(data).__name__}")
+            raise SerializationError(f"expected text to write, got {type(data).__name__}")
         atomic_write(Path(snapshot_collection.location), data)
 
 
@@ -119,11 +133,11 @@ def pytest_configure(config: pytest.Config) -> None:
     root = config.rootpath
     fixtures = relative_to_cwd(root / str(config.getini("headerlock_fixtures")))
     recordings = relative_to_cwd(root / str(config.getini("headerlock_recordings")))
-    config.stash[PROJECT_KEY] = Project(fixtures, recordings)
+    config.stash[PATHS_KEY] = (fixtures, recordings)
     config.stash[EXTENSION_KEY] = type(
         "HeaderlockRecordings", (RecordingExtension,), {"recordings_dir": recordings}
     )
-    if _updating(config) and _xdist_workers(config):
+    if updating(config) and _xdist_workers(config):
         raise pytest.UsageError(
             "headerlock: --snapshot-update under pytest-xdist is refused (parallel updates can"
             " delete recordings other workers still need); record serially with"
@@ -131,7 +145,8 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-def _updating(config: pytest.Config) -> bool:
+def updating(config: pytest.Config) -> bool:
+    """Whether this session records (``--snapshot-update``)."""
     return bool(getattr(config.option, "update_snapshots", False))
 
 
@@ -141,8 +156,8 @@ def _xdist_workers(config: pytest.Config) -> bool:
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    project = parent.config.stash[PROJECT_KEY]
-    if path.resolve() == project.fixtures.resolve():
+    fixtures = parent.config.stash[PATHS_KEY][0]
+    if path.resolve() == fixtures.resolve():
         return FixturesDir.from_parent(parent, path=path)
     return None
 
@@ -163,7 +178,7 @@ class ScenarioFile(pytest.File):
     """A ``fixtures/<name>.yaml`` file: one replay item."""
 
     def collect(self) -> Iterable[pytest.Item]:
-        item = ScenarioItem.from_parent(self, name="replay", callobj=_replay_scenario_item)
+        item = ScenarioItem.from_parent(self, name="replay", callobj=_run_scenario_item)
         item.recording_name = self.path.stem
         yield item
 
@@ -182,85 +197,19 @@ class ScenarioItem(pytest.Function):
         return str(super().repr_failure(excinfo))
 
 
-def _replay_scenario_item(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
-    config = request.config
-    project = config.stash[PROJECT_KEY]
-    item = request.node
-    assert isinstance(item, ScenarioItem)
-    assertion = snapshot.use_extension(config.stash[EXTENSION_KEY])
-    try:
-        scenario = project.scenario(item.recording_name)
-    except HeaderlockError:
-        if _updating(config):
-            _keep(assertion, project.recording_path(item.recording_name))
-        raise
-    live = bool(config.getoption("headerlock_live"))
-    permutations = int(config.getoption("headerlock_permutations"))
-    asyncio.run(
-        _check_scenario(
-            project,
-            scenario,
-            assertion,
-            update=_updating(config),
-            live=live,
-            permutations=permutations,
-        )
-    )
+def _run_scenario_item(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
+    from headerlock.testing.pytest_items import run_scenario_item
 
-
-async def _check_scenario(
-    project: Project,
-    scenario: Scenario,
-    snapshot: SnapshotAssertion,
-    *,
-    update: bool,
-    live: bool,
-    permutations: int,
-) -> None:
-    if update:
-        existing = project.reusable_recording(scenario.name)
-        recording, output = await record_scenario(scenario, existing=existing, live=live)
-        assert snapshot == recording
-    elif live:
-        expected = project.require_recording(scenario)
-        recording, output = await record_scenario(scenario, live=True)
-        _compare(project, scenario, snapshot, expected, recording)
-    else:
-        expected = project.require_recording(scenario)
-        recording, output = await replay_scenario(scenario, expected)
-        _compare(project, scenario, snapshot, expected, recording)
-    await project.check_pin_guard(scenario, output)
-    if permutations > 0:
-        from headerlock.testing.order_check import check_scenario_orders  # imports Hypothesis
-
-        model = ModelSource(replies=recorded_replies(recording))
-        await check_scenario_orders(scenario, model, permutations)
-
-
-def _keep(snapshot: SnapshotAssertion, path: Path) -> None:
-    """Mark an existing recording as used (unchanged), so an update never deletes it."""
-    if path.exists():
-        assert snapshot == KeptRecording(path.read_text(encoding="utf-8"))
-
-
-def _compare(
-    project: Project,
-    scenario: Scenario,
-    snapshot: SnapshotAssertion,
-    expected: Recording,
-    actual: Recording,
-) -> None:
-    if snapshot == actual:
-        return
-    compare(scenario, expected, actual, path=project.recording_path(scenario.name))
-    raise AssertionError(f"{scenario.name}: recording differs; {record_command(scenario)}")
+    run_scenario_item(request, snapshot)
 
 
 class GuardsItem(pytest.Item):
     """Project-wide guards: one pin per header class, normalized recordings, fresh pins."""
 
     def runtest(self) -> None:
-        asyncio.run(self.config.stash[PROJECT_KEY].check_files())
+        from headerlock.testing.pytest_items import run_guards
+
+        run_guards(self.config)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, "headerlock guards"
@@ -271,52 +220,9 @@ class GuardsItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
 
-class Recorder:
-    """Normalizes an ``AgentApp``'s session log and compares it with its recording."""
-
-    def __init__(self, request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
-        self._request = request
-        self._snapshot = snapshot.use_extension(request.config.stash[EXTENSION_KEY])
-
-    @property
-    def name(self) -> str:
-        """The recording name: the ``headerlock_name`` marker, or the test's name."""
-        marker = self._request.node.get_closest_marker("headerlock_name")
-        raw = marker.args[0] if marker else self._request.node.name
-        safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in raw.lower()).strip("-.")
-        return check_name(safe, path=str(self._request.node.path))
-
-    def recording(self, app: AgentApp) -> Recording:
-        """The normalized recording of ``app``'s session so far."""
-        pinned = self._request.node.get_closest_marker("headerlock_pin") is not None
-        return Recording(
-            scenario=self.name,
-            app="python",
-            pinned=pinned,
-            header_class="python",
-            events=scrub_events(
-                app.session.to_data(), pinned=pinned, workspace=str(app.workspace.resolve())
-            ),
-        )
-
-    def assert_match(self, app: AgentApp) -> None:
-        """Assert that ``app``'s normalized log equals ``recordings/<name>.yaml``."""
-        actual = self.recording(app)
-        node = self._request.node
-        node.recording_name = self.name
-        if self._snapshot == actual:
-            return
-        path = self._request.config.stash[PROJECT_KEY].recording_path(self.name)
-        command = f"pytest --snapshot-update {node.nodeid}"
-        if not path.exists():
-            raise AssertionError(f"no recording at {path.as_posix()}; record it with: {command}")
-        compare_recordings(
-            load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
-        )
-        raise AssertionError(f"{node.nodeid}: recording differs; {command}")
-
-
 @pytest.fixture
 def headerlock_recorder(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> Recorder:
     """Compare an ``AgentApp``'s session log with ``recordings/<test name>.yaml``."""
+    from headerlock.testing.pytest_items import Recorder
+
     return Recorder(request, snapshot)

@@ -46,7 +46,7 @@ def test_a_good_fixture(tmp_path: Path) -> None:
         (("pin: false", "pinned: true"), "bad.yaml:2: pinned: unknown key 'pinned'"),
         (
             ("app: spine", "app: web"),
-            "bad.yaml:1: app: unknown app 'web'; drivers: acp, spine, stdio",
+            "bad.yaml:1: app: unknown app 'web'; drivers: acp, spine, stdio, wire",
         ),
         (("  model: demo", "  modle: demo"), "bad.yaml:4: config.modle: unknown key 'modle'"),
         (

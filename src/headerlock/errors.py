@@ -12,8 +12,11 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
     │   ├── ScenarioError ................... a fixture (scenario) file is invalid
     │   └── RecordingError .................. a recording is malformed, tampered or outdated
+    │       └── WireRecordingError .......... a wire recording is malformed (names file and key)
     ├── SerializationError (ValueError, TypeError) a value cannot be written as canonical YAML
+    ├── OutputFileError ..................... a file could not be written (the old bytes are kept)
     ├── PluginError ......................... a plugin could not be resolved, called or loaded
+    │   └── PluginTimeoutError (TimeoutError) a plugin did not finish loading in time
     ├── ServiceError ........................ the plugin host's service table refused a call
     │   ├── ServiceNotFoundError (LookupError)
     │   └── ServiceConflictError (ValueError)
@@ -33,7 +36,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     └── CheckFailed (AssertionError) ........ a headerlock check failed; the message explains
         ├── ReplayMismatch .................. a replayed run differs from its recording
         ├── PinError ........................ a pin guard failed
-        └── OrderDependenceError ............ two registration orders gave different bytes
+        ├── OrderDependenceError ............ two registration orders gave different bytes
+        └── WireMismatch .................... requests under a wire lock differ from the recording
 """
 
 from __future__ import annotations
@@ -119,6 +123,18 @@ class SerializationError(HeaderlockError, ValueError, TypeError):
     lone surrogate)."""
 
 
+class OutputFileError(HeaderlockError):
+    """A file could not be written (disk full, read-only, too large); the old file is kept.
+
+    ``path`` names the file, ``reason`` is the bare cause.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.reason = message
+
+
 # -- plugin host -----------------------------------------------------------------------
 
 
@@ -128,6 +144,17 @@ class PluginError(HeaderlockError):
     def __init__(self, message: str, *, plugin: str) -> None:
         super().__init__(message)
         self.plugin = plugin
+
+
+class PluginTimeoutError(PluginError, TimeoutError):
+    """A plugin did not finish loading within ``timeout`` seconds (``plugin_timeout``)."""
+
+    def __init__(self, plugin: str, *, timeout: float) -> None:
+        super().__init__(
+            f"plugin {plugin} did not finish loading within {timeout:g}s (plugin_timeout)",
+            plugin=plugin,
+        )
+        self.timeout = timeout
 
 
 class ServiceError(HeaderlockError):

@@ -1,0 +1,111 @@
+"""Scrubbing wire traffic: secrets become ``<<secret>>``, provider ids ``<<id:N>>``.
+
+Secrets are the values of the request headers ``authorization``, ``x-api-key``
+and ``api-key`` (with and without a ``Bearer`` prefix) and of listed environment
+variables; a user ``redact`` callable scrubs any string further. Ids are numbered
+by first appearance, so the same traffic always gets the same tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+SECRET: Final = "<<secret>>"
+SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key")
+DEFAULT_SECRET_ENV: Final = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+MIN_SECRET_LENGTH: Final = 6
+"""Shorter values are never treated as secrets (replacing ``"x"`` everywhere helps no one)."""
+MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
+CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
+
+Redact = Callable[[str], str]
+
+
+def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The secret values among request ``headers`` (each also without ``Bearer``)."""
+    found: list[str] = []
+    for name, value in headers:
+        if name.lower() not in SECRET_HEADERS:
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() == "bearer":
+            found.append(token.strip())
+    return found
+
+
+def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the environment variables ``names`` that are set."""
+    env = os.environ if environ is None else environ
+    return [env[name] for name in names if env.get(name)]
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubber:
+    """Replaces secrets (longest first) and applies ``redact`` to every string."""
+
+    secrets: tuple[str, ...] = ()
+    redact: Redact | None = None
+
+    @classmethod
+    def of(cls, secrets: Iterable[str], redact: Redact | None = None) -> Scrubber:
+        """A scrubber for ``secrets`` (short and duplicate values dropped, order fixed)."""
+        kept = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        return cls(tuple(sorted(kept, key=lambda s: (-len(s), s))), redact)
+
+    def plus(self, secrets: Iterable[str]) -> Scrubber:
+        """This scrubber with more secrets."""
+        return Scrubber.of((*self.secrets, *secrets), self.redact)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced, then redacted."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, SECRET)
+        return self.redact(text) if self.redact is not None else text
+
+    def data(self, value: Any) -> Any:
+        """A copy of plain data with every string value scrubbed (keys are kept)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {k: self.data(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+
+@dataclass(slots=True)
+class IdTokens:
+    """Numbers provider ids by first appearance: ``<<id:1>>``, ``<<id:2>>``, ..."""
+
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def token(self, value: str) -> str:
+        """The token of ``value``, numbering it if it is new."""
+        if value not in self.tokens:
+            self.tokens[value] = f"<<id:{len(self.tokens) + 1}>>"
+        return self.tokens[value]
+
+    def messages(self, value: Any) -> Any:
+        """A copy of messages with the values of id keys at any depth tokenized."""
+        if isinstance(value, Mapping):
+            return {
+                k: self.token(v)
+                if k in MESSAGE_ID_KEYS and isinstance(v, str)
+                else self.messages(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.messages(v) for v in value]
+        return value
+
+    def config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of a request config with its top-level id keys tokenized."""
+        return {
+            k: self.token(v) if k in CONFIG_ID_KEYS and isinstance(v, str) else v
+            for k, v in config.items()
+        }

@@ -1,0 +1,249 @@
+"""Comparing a sent request with its recorded one, and saying readably what differs.
+
+Both sides are entries built the same way (scrubbed, ids tokenized), so an
+unpinned comparison sees only tool names for tools and a placeholder for the
+system. A pinned one compares everything as sent and also ``prefix_sha256``:
+a provider cache sees bytes, so a schema with its keys in another order is a
+difference, reported as the first differing byte of the prefix (and, for
+Anthropic, the cache reason ``tools_changed`` or ``system_changed``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from headerlock.formats.wire_recording import WireEntry, WirePrefix
+from headerlock.runtime.canonical import canonical_json
+from headerlock.testing.wire.apis import array_elements, tool_name
+
+MAX_CHANGES: Final = 5
+SNIPPET: Final = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One way a request differs from the recording.
+
+    ``number`` is the 1-based request number; ``segment`` is ``request``,
+    ``api``, ``path``, ``config``, ``system``, ``tools``, ``messages`` or
+    ``prefix``; ``tool``, ``offset`` and ``cache_reason`` are set when known.
+    """
+
+    number: int
+    api: str
+    segment: str
+    detail: str
+    tool: str | None = None
+    offset: int | None = None
+    cache_reason: str | None = None
+
+    def line(self) -> str:
+        """One readable line."""
+        return f"request {self.number} ({self.api}) {self.segment}: {self.detail}"
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (``1``, ``1.0`` and ``true`` all differ; key order does not)."""
+    return a is b or canonical_json(a) == canonical_json(b)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def changes(recorded: Any, sent: Any, where: str, limit: int = MAX_CHANGES) -> list[str]:
+    """Up to ``limit`` lines ``path: recorded -> sent`` for the leaves that differ."""
+    out: list[str] = []
+    _walk(recorded, sent, where, out, limit)
+    return out
+
+
+def _walk(a: Any, b: Any, where: str, out: list[str], limit: int) -> None:
+    if len(out) >= limit or same(a, b):
+        return
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted({*a, *b}, key=str):
+            at = f"{where}.{key}"
+            if key not in b:
+                out.append(f"{at}: removed (was {_short(a[key])})")
+            elif key not in a:
+                out.append(f"{at}: added {_short(b[key])}")
+            else:
+                _walk(a[key], b[key], at, out, limit)
+            if len(out) >= limit:
+                return
+    elif isinstance(a, list) and isinstance(b, list):
+        for n, (x, y) in enumerate(zip(a, b, strict=False)):
+            _walk(x, y, f"{where}[{n}]", out, limit)
+        if len(a) != len(b) and len(out) < limit:
+            extra = "fewer" if len(a) > len(b) else "more"
+            out.append(
+                f"{where}: {abs(len(a) - len(b))} {extra} items (recorded {len(a)}, sent {len(b)})"
+            )
+    else:
+        out.append(f"{where}: {_short(a)} -> {_short(b)}")
+
+
+def compare(number: int, recorded: WireEntry, sent: WireEntry, *, pinned: bool) -> list[Difference]:
+    """Every difference between ``sent`` and ``recorded`` (empty when they match)."""
+    api = sent.api
+    if recorded.api != sent.api:
+        return [Difference(number, api, "api", f"recorded {recorded.api}, sent {sent.api}")]
+    found: list[Difference] = []
+    if recorded.path != sent.path:
+        found.append(Difference(number, api, "path", f"{recorded.path} -> {sent.path}"))
+    for segment in ("config", "system"):
+        a, b = getattr(recorded, segment), getattr(sent, segment)
+        if not same(a, b):
+            found.append(Difference(number, api, segment, "; ".join(changes(a, b, segment))))
+    if pinned:
+        found += _tool_differences(number, api, recorded.tools, sent.tools)
+    elif not same(recorded.tools, sent.tools) or recorded.tool_names != sent.tool_names:
+        found.append(_names_difference(number, api, recorded, sent))
+    if not same(recorded.messages, sent.messages):
+        detail = "; ".join(changes(recorded.messages, sent.messages, "messages"))
+        found.append(Difference(number, api, "messages", detail))
+    if pinned and recorded.prefix_sha256 != sent.prefix_sha256:
+        found.append(prefix_difference(number, api, recorded, sent))
+    return found
+
+
+def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntry) -> Difference:
+    if recorded.tools is None or sent.tools is None:
+        count = {True: "no tools", False: "tools"}
+        detail = f"recorded {count[recorded.tools is None]}, sent {count[sent.tools is None]}"
+        return Difference(number, api, "tools", detail)
+    removed = [n for n in recorded.tool_names if n not in sent.tool_names]
+    added = [n for n in sent.tool_names if n not in recorded.tool_names]
+    parts = [f"removed {', '.join(removed)}"] if removed else []
+    parts += [f"added {', '.join(added)}"] if added else []
+    if not parts:
+        parts = [f"tool names {list(recorded.tool_names)} -> {list(sent.tool_names)}"]
+    tool = (removed + added)[0] if removed + added else None
+    return Difference(number, api, "tools", "; ".join(parts), tool=tool)
+
+
+def _by_name(tools: Any) -> dict[str, Any]:
+    return {tool_name(t): t for t in tools} if isinstance(tools, list) else {}
+
+
+def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:
+    if same(recorded, sent):
+        return []
+    if not isinstance(recorded, list) or not isinstance(sent, list):
+        detail = f"{_short(recorded)} -> {_short(sent)}"
+        return [Difference(number, api, "tools", detail)]
+    old, new = _by_name(recorded), _by_name(sent)
+    found = [Difference(number, api, "tools", f"removed {n}", tool=n) for n in old if n not in new]
+    found += [Difference(number, api, "tools", f"added {n}", tool=n) for n in new if n not in old]
+    for name in (n for n in new if n in old and not same(old[n], new[n])):
+        detail = f"{name} changed: " + "; ".join(changes(old[name], new[name], name))
+        found.append(Difference(number, api, "tools", detail, tool=name))
+    common_old = [n for n in old if n in new]
+    common_new = [n for n in new if n in old]
+    if common_old != common_new:
+        moved = next(a for a, b in zip(common_old, common_new, strict=True) if a != b)
+        detail = f"order {', '.join(common_old)} -> {', '.join(common_new)}"
+        found.append(Difference(number, api, "tools", detail, tool=moved))
+    if not found:  # same names, same data: a duplicate name or a changed count
+        found.append(Difference(number, api, "tools", "; ".join(changes(recorded, sent, "tools"))))
+    return found
+
+
+def _first_offset(a: bytes, b: bytes) -> int:
+    return next(
+        (n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def _snippet(raw: bytes, offset: int) -> str:
+    """The bytes around ``offset`` in backticks, ``^`` marking the first differing one."""
+    before = raw[max(0, offset - SNIPPET) : offset].decode("utf-8", errors="replace")
+    after = raw[offset : offset + SNIPPET].decode("utf-8", errors="replace")
+    text = f"{before}^{after}".replace("\n", "\\n").replace("\r", "\\r")
+    return f"`{text}`"
+
+
+def _tool_at(tools_raw: bytes, offset: int) -> tuple[str | None, int]:
+    """The name of the tool whose bytes hold ``offset``, and the offset inside it."""
+    try:
+        spans = array_elements(tools_raw)
+    except (ValueError, IndexError):
+        return None, offset
+    for start, end in spans:
+        if offset < end:
+            try:
+                return tool_name(json.loads(tools_raw[start:end])), max(0, offset - start)
+            except ValueError:
+                return None, offset
+    return None, offset
+
+
+def prefix_difference(number: int, api: str, recorded: WireEntry, sent: WireEntry) -> Difference:
+    """Where the cacheable prefix of ``sent`` first differs from the recorded one."""
+    shas = f"prefix_sha256 {recorded.prefix_sha256[:12]}... -> {sent.prefix_sha256[:12]}..."
+    if recorded.prefix is None or sent.prefix is None:
+        return Difference(number, api, "prefix", shas)
+    return _prefix_bytes(number, api, recorded.prefix, sent.prefix, shas)
+
+
+def _prefix_bytes(
+    number: int, api: str, recorded: WirePrefix, sent: WirePrefix, shas: str
+) -> Difference:
+    old, new = recorded.raw, sent.raw
+    offset = _first_offset(old, new)
+    in_tools = recorded.tools != sent.tools
+    segment = "tools" if in_tools else "system"
+    tool, inner = _tool_at(sent.tools.encode(), offset) if in_tools else (None, 0)
+    where = f"in tool {tool} at byte {inner} of it" if tool else f"in the {segment}"
+    detail = f"{shas}; first differing byte {offset} ({where}): recorded {_snippet(old, offset)}"
+    detail += f", sent {_snippet(new, offset)}"
+    if _same_data(recorded, sent):
+        detail += "; the same data in other bytes (JSON key order or spacing)"
+    reason = None
+    if api == "anthropic.messages":
+        reason = "tools_changed" if in_tools else "system_changed"
+        detail += f"; anthropic cache: {reason}"
+    return Difference(number, api, "prefix", detail, tool=tool, offset=offset, cache_reason=reason)
+
+
+def _same_data(recorded: WirePrefix, sent: WirePrefix) -> bool:
+    try:
+        return all(
+            same(json.loads(f"[{a}]"), json.loads(f"[{b}]"))
+            for a, b in ((recorded.tools, sent.tools), (recorded.system, sent.system))
+        )
+    except ValueError:
+        return False
+
+
+def extra_request(number: int, sent: WireEntry, recorded_count: int) -> Difference:
+    """A request the recording does not have."""
+    noun = "request" if recorded_count == 1 else "requests"
+    detail = f"sent {sent.path}, but the recording has only {recorded_count} {noun}"
+    return Difference(number, sent.api, "request", detail)
+
+
+def unsent_requests(recorded: Sequence[WireEntry], sent_count: int) -> Difference:
+    """Recorded requests the agent never sent."""
+    missing = len(recorded) - sent_count
+    first = recorded[sent_count]
+    noun = "request was" if missing == 1 else "requests were"
+    detail = f"recorded but never sent ({missing} recorded {noun} not sent; {sent_count} sent)"
+    return Difference(sent_count + 1, first.api, "request", detail)
+
+
+def report(differences: Sequence[Difference], *, path: str) -> str:
+    """The readable report of a failed replay: every difference and how to re-record."""
+    noun = "difference" if len(differences) == 1 else "differences"
+    lines = [f"wire replay of {path} does not match the recording ({len(differences)} {noun}):"]
+    lines += [f"  {d.line()}" for d in differences]
+    lines.append(
+        "If the change is intended, re-record: lock(..., mode='record'), or run pytest"
+        " with --snapshot-update."
+    )
+    return "\n".join(lines)

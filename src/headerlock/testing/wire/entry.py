@@ -1,0 +1,60 @@
+"""A model request as a recording entry: scrubbed, ids tokenized, pinned or not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from headerlock.formats.wire_recording import (
+    SYSTEM_PLACEHOLDER,
+    TOOLS_PLACEHOLDER,
+    WireEntry,
+    WirePrefix,
+    WireResponse,
+    sorted_names,
+)
+from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.testing.wire.apis import Split
+
+
+def build_entry(
+    split: Split,
+    path: str,
+    *,
+    pinned: bool,
+    scrubber: Scrubber,
+    ids: IdTokens,
+    response: WireResponse | None = None,
+) -> WireEntry:
+    """The entry of one request; ``ids`` numbers ids across the requests of a lock."""
+    config = scrubber.data(ids.config(split.config))
+    messages = scrubber.data(ids.messages(split.messages))
+    if pinned:
+        system, tools = scrubber.data(split.system), scrubber.data(split.tools)
+        prefix: WirePrefix | None = WirePrefix(
+            scrubber.text(split.tools_raw.decode("utf-8", errors="replace")),
+            scrubber.text(split.system_raw.decode("utf-8", errors="replace")),
+        )
+    else:
+        system = None if split.system is None else SYSTEM_PLACEHOLDER
+        tools = None if split.tools is None else TOOLS_PLACEHOLDER
+        prefix = None
+    return WireEntry(
+        api=split.api,
+        path=path,
+        config=config,
+        system=system,
+        tools=tools,
+        tool_names=sorted_names(split.tool_names),
+        prefix_sha256=split.prefix_sha256,
+        messages=messages,
+        prefix=prefix,
+        response=None if response is None else scrub_response(response, scrubber),
+    )
+
+
+def scrub_response(response: WireResponse, scrubber: Scrubber) -> WireResponse:
+    """``response`` with secrets (and whatever ``redact`` takes) scrubbed from its body."""
+    if response.kind != "events":
+        return replace(response, body=scrubber.data(response.body))
+    events = tuple(replace(e, data=scrubber.data(e.data)) for e in response.body)
+    return replace(response, body=events)

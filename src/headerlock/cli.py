@@ -141,7 +141,7 @@ async def _demo(console: Console) -> int:
         project = Project(root / "fixtures", root / "recordings")
         skipped = False
         for scenario in project.scenarios():
-            reason = get_driver(scenario.app).unavailable()
+            reason = get_driver(scenario.app).unavailable(scenario.config)
             if reason is not None:
                 scenario.path.unlink()
                 console.line(f"skipping {scenario.name}: app {scenario.app!r} {reason}")

@@ -29,7 +29,7 @@ class StdioDriver:
     name = "stdio"
     config_schema: type[Schema] = StdioAppConfig
 
-    def unavailable(self) -> str | None:
+    def unavailable(self, config: Any) -> str | None:
         return None
 
     async def run(self, job: DriverJob) -> RunOutput:
@@ -50,7 +50,7 @@ class AcpDriver:
     name = "acp"
     config_schema: type[Schema] = AcpAppConfig
 
-    def unavailable(self) -> str | None:
+    def unavailable(self, config: Any) -> str | None:
         try:
             import acp  # noqa: F401
         except ImportError:

@@ -85,8 +85,8 @@ class Driver(Protocol):
     name: str
     config_schema: type[Schema]
 
-    def unavailable(self) -> str | None:
-        """Why this driver cannot run here (a missing optional SDK), or ``None``."""
+    def unavailable(self, config: Any) -> str | None:
+        """Why this driver cannot run ``config`` here (a missing optional SDK), or ``None``."""
         ...
 
     async def run(self, job: DriverJob) -> RunOutput:
@@ -112,7 +112,7 @@ class SpineDriver:
     name = "spine"
     config_schema: type[Schema] = SpineConfig
 
-    def unavailable(self) -> str | None:
+    def unavailable(self, config: Any) -> str | None:
         return None
 
     async def run(self, job: DriverJob) -> RunOutput:

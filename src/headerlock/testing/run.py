@@ -37,7 +37,7 @@ async def run_scenario(
     subprocess driver takes the order only).
     """
     driver = get_driver(scenario.app)
-    reason = driver.unavailable()
+    reason = driver.unavailable(scenario.config)
     if reason is not None:
         raise ConfigError(f"{scenario.name}: app {scenario.app!r} {reason}", key="app")
     with tempfile.TemporaryDirectory(prefix="headerlock-") as temp:

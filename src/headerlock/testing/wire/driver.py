@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -43,6 +44,8 @@ class WireAppConfig(Schema):
     """``config:`` of an ``app: wire`` fixture."""
 
     entry: str = Field(min_length=3, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    requires: list[str] = Field(default_factory=list)
+    """Modules the agent needs (e.g. ``openai``); a missing one skips the demo, not crashes."""
 
 
 def resolve_entry(spec: str) -> Callable[[str], Any]:
@@ -59,6 +62,10 @@ def resolve_entry(spec: str) -> Callable[[str], Any]:
     if not callable(target):
         raise ConfigError(f"entry {spec!r}: {attribute!r} is not a callable", key="entry")
     return target  # type: ignore[no-any-return]
+
+
+def _importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def _text(value: Any) -> str:
@@ -106,14 +113,11 @@ class WireDriver:
     name = "wire"
     config_schema: type[Schema] = WireAppConfig
 
-    def unavailable(self) -> str | None:
-        try:
-            import httpx2  # noqa: F401
-        except ImportError:
-            try:
-                import httpx  # noqa: F401
-            except ImportError:
-                return "needs httpx2 or httpx (pip install 'headerlock[wire]')"
+    def unavailable(self, config: Any) -> str | None:
+        needed = ["httpx2|httpx", *getattr(config, "requires", ())]
+        missing = [name for name in needed if not any(map(_importable, name.split("|")))]
+        if missing:
+            return f"needs {', '.join(missing)} (pip install 'headerlock[demo]')"
         return None
 
     async def run(self, job: DriverJob) -> RunOutput:

@@ -69,11 +69,8 @@ def run(prompt: str) -> str:
     ]
     tools = tool_list()
     for _ in range(MAX_STEPS):
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            tools=tools,  # type: ignore[arg-type]
-        )
+        sdk: Any = client.chat.completions  # plain dicts, as most SDK agents pass them
+        reply = sdk.create(model="gpt-4o-mini", messages=messages, tools=tools)
         message = reply.choices[0].message
         if not message.tool_calls:
             return message.content or ""

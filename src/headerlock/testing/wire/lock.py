@@ -147,7 +147,9 @@ class _Session:
         try:
             split = split_body(sent.api, sent.body)
         except ValueError:
-            return None  # not a JSON object: not a model request we can read
+            if self.recording is None:
+                return None  # not a JSON object: recorded as other traffic, untouched
+            return self._unreadable(sent)  # a replay never goes out
         if self.recording is not None:
             return self._replay(sent, split)
         if self.script is not None:
@@ -194,6 +196,13 @@ class _Session:
             self._add(sent, split)
         return reply
 
+    def _unreadable(self, sent: SentRequest) -> Reply:
+        with self._guard:
+            number = len(self.run.requests) + 1
+            found = Difference(number, sent.api, "request", "the body is not a JSON object")
+            self.run.differences.append(found)
+        return _error_reply(sent.api, found.line(), "headerlock_mismatch")
+
     def _replay(self, sent: SentRequest, split: Split) -> Reply:
         recorded = self.recording
         assert recorded is not None
@@ -229,15 +238,13 @@ class _Session:
                 pinned=pinned,
                 scrubber=scrubber,
                 ids=ids,
-                response=WireResponse.from_http(*_reply_fields(ex.reply)),
+                response=WireResponse.from_http(
+                    ex.reply.status, ex.reply.content_type, ex.reply.body
+                ),
             )
             for ex in kept
         )
         return WireRecording(pinned, entries)
-
-
-def _reply_fields(reply: Reply) -> tuple[int, str | None, bytes]:
-    return reply.status, reply.content_type, reply.body
 
 
 class WireLock:
@@ -270,7 +277,9 @@ class WireLock:
 
     def __enter__(self) -> WireRun:
         if self._stack is not None:
-            raise ConfigError("this wire lock is already open; call lock() again", key="lock")
+            raise ConfigError(
+                "a wire lock opens once; call lock() again for another block", key="lock"
+            )
         recording = None
         pinned = self.pin
         if self.mode == "replay":

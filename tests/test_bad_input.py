@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import os
+import re
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,6 +235,66 @@ FIXTURES = [
         "more than the limit of 33554432",
         fixture="description: " + "x" * (33 * 1024 * 1024) + "\n",
     ),
+    Case(
+        "plugin-os-system",
+        "plugins.0: plugin 'os:system' is a built-in function, not a plugin; a plugin is a"
+        " callable taking the context: plugin(ctx) or plugin(ctx, config)",
+        fixture=swap("  - headerlock.demo.tools:files", "  - os:system"),
+    ),
+    Case(
+        "plugin-builtin",
+        "plugin 'builtins:exec' is a built-in function, not a plugin",
+        fixture=swap("  - headerlock.demo.tools:files", "  - builtins:exec"),
+    ),
+    Case(
+        "plugin-stdlib",
+        "plugins.0: plugin 'shutil:rmtree' comes from the Python standard library, not a plugin",
+        fixture=swap("  - headerlock.demo.tools:files", "  - shutil:rmtree"),
+    ),
+    Case(
+        "plugin-stdlib-class",
+        "plugin 'subprocess:Popen' comes from the Python standard library",
+        fixture=swap("  - headerlock.demo.tools:files", "  - subprocess:Popen"),
+    ),
+    Case(
+        "plugin-takes-no-context",
+        "plugin 'headerlock.testing.pins:check_against_pin' takes (scenario, events, pin,"
+        " header), not a context",
+        fixture=swap(
+            "  - headerlock.demo.tools:files", "  - headerlock.testing.pins:check_against_pin"
+        ),
+    ),
+    Case(
+        "files-workspace-itself",
+        "case.yaml:12: files..: file path '.' names the workspace itself, not a file",
+        fixture=swap("  notes.txt: |", '  ".": |'),
+    ),
+    Case(
+        "files-empty-name",
+        "file path '' names the workspace itself, not a file",
+        fixture=swap("  notes.txt: |", '  "": |'),
+    ),
+    Case(
+        "files-directory",
+        "files.notes/: file path 'notes/' ends with '/': name a file, not a directory",
+        fixture=swap("  notes.txt: |", "  notes/: |"),
+    ),
+    Case(
+        "files-name-too-long",
+        "has a name longer than 255 bytes",
+        fixture=swap("  notes.txt: |", f"  {'n' * 256}.txt: |"),
+    ),
+    Case(
+        "files-file-and-directory",
+        "files.notes.txt: file path 'notes.txt' is a file, but 'notes.txt/inner.txt' uses it"
+        " as a directory",
+        fixture=swap("  notes.txt: |", "  notes.txt/inner.txt: x\n  notes.txt: |"),
+    ),
+    Case(
+        "files-one-file-twice",
+        "file path 'notes.txt' names the same file as './notes.txt'",
+        fixture=swap("  notes.txt: |", "  ./notes.txt: x\n  notes.txt: |"),
+    ),
 ]
 
 RECORDINGS = [
@@ -320,7 +384,7 @@ def put(path: Path, content: str | bytes) -> None:
 
 
 def test_the_corpus_is_large_enough() -> None:
-    assert len(FIXTURES) + len(RECORDINGS) >= 45
+    assert len(FIXTURES) + len(RECORDINGS) >= 61
 
 
 def test_a_good_project_replays(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -423,3 +487,238 @@ def test_a_provider_returning_the_reserved_name_records_a_balanced_error_turn(
         "message": 'tool provider returned reserved tool name "<unlisted-tools>" (reserved for tool_order\'s rest entry)',
     }
     shutil.rmtree(tmp_path / "recordings")
+
+
+# -- the real command line, in a project of its own ----------------------------------------
+
+HEADERLOCK = [sys.executable, "-P", "-m", "headerlock"]
+"""``-P``: the working directory is not on ``sys.path`` unless headerlock puts it there
+(as for the ``headerlock`` console script)."""
+
+
+def cli(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONIOENCODING"}
+    return subprocess.run(
+        [*HEADERLOCK, *args],
+        cwd=cwd,
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+CASE_RECORDING = GOOD_RECORDING.replace("scenario: tool-turn", "scenario: case")
+
+
+def user_project(root: Path, plugin: str = "headerlock.demo.tools:files") -> Path:
+    """A project of a user's own: fixtures, recordings, maybe plugin modules beside them."""
+    (root / "fixtures").mkdir(parents=True)
+    (root / "recordings").mkdir()
+    (root / "fixtures" / "case.yaml").write_text(swap("headerlock.demo.tools:files", plugin))
+    (root / "fixtures" / "pin.yaml").write_text(PIN)
+    (root / "recordings" / "pin.yaml").write_text(PIN_RECORDING)
+    return root
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("headerlock: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        (
+            {},
+            ["replay", "--recordings", "/no/such/dir"],
+            "headerlock: /no/such/dir: the recordings directory does not exist",
+        ),
+        (
+            {"empty/.keep": ""},
+            ["replay", "--fixtures", "empty"],
+            "headerlock: empty: no scenarios found (no *.yaml fixture files",
+        ),
+        ({"empty/.keep": ""}, ["record", "--fixtures", "empty"], "empty: no scenarios found"),
+        ({"empty/.keep": ""}, ["flakes", "--fixtures", "empty"], "empty: no scenarios found"),
+        (
+            {"hl_boom.py": "raise RuntimeError('boom')\n"},
+            ["record", "case"],
+            "plugins.0: plugin 'hl_boom:plugin': importing 'hl_boom' failed:"
+            " RuntimeError: boom (hl_boom.py:1)",
+        ),
+        (
+            {"hl_boom.py": "def plugin(ctx):\n    return (\n"},
+            ["replay", "case"],
+            "plugin 'hl_boom:plugin': importing 'hl_boom' failed: SyntaxError:",
+        ),
+        (
+            {"hl_boom.py": "import sys\nsys.exit(3)\n"},
+            ["record", "case"],
+            "importing 'hl_boom' failed: SystemExit: 3 (hl_boom.py:2)",
+        ),
+        (
+            {"hl_boom.py": "import no_such_dependency_xyz\n"},
+            ["record", "case"],
+            "plugin 'hl_boom:plugin': cannot import 'hl_boom': No module named"
+            " 'no_such_dependency_xyz'",
+        ),
+        (
+            {"hl_boom.py": "from os import system as plugin\n"},
+            ["record", "case"],
+            "plugin 'hl_boom:plugin' is a built-in function, not a plugin",
+        ),
+        (
+            {"hl_boom.py": "def plugin(ctx, config, extra):\n    pass\n"},
+            ["record", "case"],
+            "plugin 'hl_boom:plugin' takes (ctx, config, extra), not a context",
+        ),
+        (
+            {},
+            ["record", "--redact-env", "TOKEN,A=B"],
+            "headerlock: --redact-env: 'A=B' is not an environment variable name",
+        ),
+    ],
+    ids=[
+        "replay-recordings-dir-missing",
+        "replay-fixtures-dir-empty",
+        "record-fixtures-dir-empty",
+        "flakes-fixtures-dir-empty",
+        "plugin-raises-on-import",
+        "plugin-syntax-error",
+        "plugin-exits-on-import",
+        "plugin-dependency-missing",
+        "plugin-reexports-os-system",
+        "plugin-takes-three-arguments",
+        "redact-env-bad-name",
+    ],
+)
+def test_bad_command_lines_are_one_line_errors(
+    tmp_path: Path, files: dict[str, str], args: list[str], message: str
+) -> None:
+    project = user_project(tmp_path / "project", "hl_boom:plugin")
+    for name, content in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(content)
+    before = tree(project)
+    result = cli(project, *args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message in one_line_error(result)
+    assert tree(project) == before, "nothing is written"
+
+
+def test_no_command_is_a_usage_error(tmp_path: Path) -> None:
+    result = cli(tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: headerlock ")
+    assert result.stderr.strip().endswith("headerlock: error: choose a command (headerlock --help)")
+    assert result.stdout == ""
+
+
+def test_version(tmp_path: Path) -> None:
+    result = cli(tmp_path, "--version")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"headerlock \d+\.\d+\S*\n", result.stdout), result.stdout
+
+
+def test_plugins_resolve_from_the_project_root(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project", "hl_local:plugin")
+    (project / "hl_local.py").write_text("from headerlock.demo.tools import files as plugin\n")
+    (project / "recordings" / "case.yaml").write_text(CASE_RECORDING)
+    result = cli(project, "replay")
+    assert (result.returncode, result.stderr) == (0, ""), result.stdout
+    assert "[2/2] ok   pin (spine, pinned)" in result.stdout
+
+
+def test_a_files_key_that_is_not_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project")
+    (project / "fixtures" / "case.yaml").write_text(swap("  notes.txt: |", '  "dir/": |'))
+    result = cli(project, "record", "case")
+    assert result.returncode == 2
+    line = one_line_error(result)
+    assert "case.yaml:12: files.dir/: file path 'dir/' ends with '/': name a file" in line
+
+
+def read_only_directory(tmp_path: Path) -> Path:
+    """A directory this process cannot write to (``/sys`` when running as root)."""
+    directory = tmp_path / "read-only"
+    directory.mkdir()
+    directory.chmod(0o555)
+    try:
+        (directory / ".probe").touch()
+    except PermissionError:
+        return directory
+    (directory / ".probe").unlink()
+    directory.chmod(0o755)
+    if Path("/sys").is_dir() and not os.access("/sys", os.W_OK | os.X_OK):
+        return Path("/sys")
+    try:
+        (Path("/sys") / ".headerlock-probe").touch()
+    except OSError:
+        return Path("/sys")
+    pytest.skip("no read-only directory to write to")
+
+
+def test_a_read_only_recordings_directory_is_a_one_line_error(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project")
+    recordings = read_only_directory(tmp_path)
+    try:
+        result = cli(project, "record", "case", "--recordings", str(recordings))
+    finally:
+        if recordings.is_relative_to(tmp_path):
+            recordings.chmod(0o755)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    line = one_line_error(result)
+    assert line.startswith(f"headerlock: {recordings}/case.yaml: "), line
+
+
+def test_a_c_locale_prints_with_escapes(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project")
+    (project / "recordings" / "case.yaml").write_text(CASE_RECORDING)
+    fixture = project / "fixtures" / "case.yaml"
+    fixture.write_text(fixture.read_text().replace("What do my notes say?", "Qué dicen? ✓"))
+    result = cli(project, "replay", "case", LC_ALL="C", LANG="C", PYTHONUTF8="0")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr
+    assert "Qu\\xe9 dicen? \\u2713" in result.stdout
+
+
+def test_negative_permutations_are_refused_by_pytest(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project")
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = fixtures\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--headerlock-permutations=-1",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout
+    assert "argument --headerlock-permutations: must be 0 or more, got -1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_fixture_plugins_resolve_from_the_pytest_rootdir(tmp_path: Path) -> None:
+    project = user_project(tmp_path / "project", "hl_local:plugin")
+    (project / "recordings" / "case.yaml").unlink(missing_ok=True)
+    (project / "hl_local.py").write_text("from headerlock.demo.tools import files as plugin\n")
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = fixtures\n")
+    command = [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    for extra in (["--snapshot-update"], []):
+        result = subprocess.run(
+            command + extra, cwd=project, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert (project / "recordings" / "case.yaml").is_file()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from headerlock.cli import main
+from model_server import Behaviour, model_server, text_chunks
 
 ROOT = Path(__file__).parents[1]
 SPINE = ["text-turn", "tool-turn", "ordered-turn", "error-turn", "reorder-turn"]
@@ -40,7 +42,9 @@ def test_demo_records_replays_and_shows_tool_orders() -> None:
     assert "request/header (initial) seq 4: todo_write, edit, list, write, read" in out
     assert "request/header (fallback) seq 10: write, todo_write, read, list, edit" in out
     assert 'turn 1 failed: tool_order lists unregistered tool "ghost"' in out
-    assert "[7/7] ok   tool-turn (spine)" in out
+    assert "[7/8] ok   tool-turn (spine)" in out
+    assert "[8/8] ok   wire-turn (wire, pinned)" in out
+    assert "request/header (initial) seq 4: reverse, upper, word_count" in out
     assert out.rstrip().endswith("pins fresh: ok")
 
 
@@ -100,3 +104,108 @@ def test_module_entry_point() -> None:
     )
     assert result.returncode == 0
     assert "demo" in result.stdout and "replay" in result.stdout
+
+
+# -- secrets ---------------------------------------------------------------------------
+
+LEAKY_PLUGIN = """
+import os
+from headerlock import ToolSchema
+
+NAMES = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_TOKEN", "SHORT_ONE")
+
+
+def plugin(ctx):
+    def leak(arguments):
+        return " ".join(f"{name}={os.environ.get(name, '')}" for name in NAMES)
+
+    def fail(arguments):
+        raise RuntimeError("denied for " + os.environ.get("MY_TOKEN", ""))
+
+    ctx.tools.register(ToolSchema("leak", "Show the credentials."), leak)
+    ctx.tools.register(ToolSchema("fail", "Fail with a credential."), fail)
+"""
+
+LEAKY_FIXTURE = """\
+pin: true
+config: {model: demo}
+plugins: [hl_leaky:plugin]
+steps: [{prompt: show me}]
+model:
+  - tool_calls: [{name: leak}, {name: fail}]
+  - text: done
+"""
+
+SECRETS = {
+    "HEADERLOCK_API_KEY": "hl-secret-0123456789",
+    "OPENAI_API_KEY": "sk-openai-0123456789",
+    "ANTHROPIC_API_KEY": "sk-ant-0123456789",
+    "MY_TOKEN": "my-token-0123456789",
+}
+
+
+def cli(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The real command, with the working directory not on ``sys.path`` by itself (``-P``)."""
+    base = {k: v for k, v in os.environ.items() if k not in (*SECRETS, "HEADERLOCK_REDACT_ENV")}
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "headerlock", *args],
+        cwd=cwd,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("listed", ["option", "env"])
+def test_no_secret_reaches_a_recording(tmp_path: Path, listed: str) -> None:
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "leak.yaml").write_text(LEAKY_FIXTURE)
+    (tmp_path / "hl_leaky.py").write_text(LEAKY_PLUGIN)
+    env = {**SECRETS, "SHORT_ONE": "short"}
+    redact = ["--redact-env", "MY_TOKEN"] if listed == "option" else []
+    if listed == "env":
+        env["HEADERLOCK_REDACT_ENV"] = "MY_TOKEN"
+    result = cli(tmp_path, "record", *redact, **env)
+    assert result.returncode == 0, result.stderr
+    written = (tmp_path / "recordings" / "leak.yaml").read_text()
+    assert not [name for name, value in SECRETS.items() if value in written]
+    assert (
+        "HEADERLOCK_API_KEY=<<secret>> OPENAI_API_KEY=<<secret>> ANTHROPIC_API_KEY=<<secret>>"
+        " MY_TOKEN=<<secret>> SHORT_ONE=short" in written
+    ), "short values are not secrets"
+    assert 'message: "tool \\"fail\\" raised RuntimeError: denied for <<secret>>"' in written
+    assert cli(tmp_path, "replay", *redact, **env).returncode == 0
+    unlisted = cli(tmp_path, "replay", **{**env, "HEADERLOCK_REDACT_ENV": ""})
+    assert unlisted.returncode == 1, "a replay needs the same list"
+
+
+@pytest.mark.parametrize(
+    ("env", "used", "said"),
+    [
+        (
+            {"OPENAI_API_KEY": "sk-openai-0123456789"},
+            "sk-openai-0123456789",
+            "API key from OPENAI_API_KEY (HEADERLOCK_API_KEY is unset)",
+        ),
+        (
+            {"HEADERLOCK_API_KEY": "hl-secret-0123456789", "OPENAI_API_KEY": "sk-other-012345"},
+            "hl-secret-0123456789",
+            "API key from HEADERLOCK_API_KEY",
+        ),
+    ],
+    ids=["openai-fallback", "headerlock-key-first"],
+)
+def test_live_says_which_key_it_uses(
+    project: Path, env: dict[str, str], used: str, said: str
+) -> None:
+    with model_server(Behaviour(text_chunks("PONG"))) as server:
+        result = cli(
+            project, "record", "text-turn", "--live", HEADERLOCK_BASE_URL=server.base_url, **env
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [f"headerlock: live model endpoint: {said}"]
+    assert server.received[0]["headers"]["authorization"] == f"Bearer {used}"
+    written = (project / "recordings" / "text-turn.yaml").read_text()
+    assert not any(value in written for value in env.values())

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from headerlock.errors import MissingRecordingError, PinError, ReplayMismatch
+from headerlock.formats.fixture import Scenario
 from headerlock.testing.project import Project
+from headerlock.testing.run import RunOutput
 
 BUNDLED = Path(__file__).parents[1] / "fixtures"
 
@@ -178,3 +180,59 @@ def test_missing_recording_names_the_command(project: Project) -> None:
     ):
         asyncio.run(project.replay(project.scenario("plain-turn")))
     assert not project.recordings.exists(), "nothing was created"
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (("model: demo", "model: drifted"), "config.model: 'demo' -> 'drifted'"),
+        (("model: demo", "model: demo, temperature: 0.5"), "config.temperature: added 0.5"),
+        ((", persona: Test persona.", ""), "system: removed 'Test persona.'"),
+        (("plugins: [", "plugins_off: ["), "tools: removed"),
+    ],
+    ids=["model", "other-config-key", "empty-system", "empty-tools"],
+)
+def test_an_unpinned_header_that_drifted_from_its_pin_fails_the_guard(
+    project: Project, edit: tuple[str, str], expected: str
+) -> None:
+    record_all(project)
+    plain = project.fixtures / "plain-turn.yaml"
+    text = plain.read_text()
+    assert edit[0] in text
+    text = text.replace(edit[0], edit[1], 1)
+    if "plugins_off" in text:  # no tool plugins at all: an empty tool list
+        text = "\n".join(line for line in text.splitlines() if "plugins_off" not in line) + "\n"
+    plain.write_text(text)
+    fresh = Project(project.fixtures, project.recordings)
+    scenario = fresh.scenario("plain-turn")
+    asyncio.run(fresh.record(scenario))  # re-recorded: the recording agrees with its own run
+    _, output = asyncio.run(fresh.replay(scenario))
+    with pytest.raises(PinError) as info:
+        asyncio.run(fresh.check_pin_guard(scenario, output))
+    message = str(info.value)
+    assert "plain-turn: request/header at seq 4 differs from the pinned header" in message
+    assert expected in message, message
+
+
+def test_a_pin_with_an_empty_system_and_no_tools_is_a_pin(project: Project) -> None:
+    for name in ("pin-turn", "plain-turn", "ordered-turn"):
+        path = project.fixtures / f"{name}.yaml"
+        lines = path.read_text().replace(", persona: Test persona.", "").splitlines()
+        path.write_text("\n".join(line for line in lines if "plugins:" not in line) + "\n")
+        path.write_text(path.read_text().replace(", tool_order: [charlie, <unlisted-tools>]", ""))
+    record_all(project)
+    fresh = Project(project.fixtures, project.recordings)
+    assert replay_all(fresh) == dict.fromkeys(fresh.scenario_names())
+    asyncio.run(fresh.check_files())
+    plain = project.fixtures / "plain-turn.yaml"
+    plain.write_text(plain.read_text().replace("model: demo", "model: demo, persona: Drift."))
+    fresh = Project(project.fixtures, project.recordings)
+    asyncio.run(fresh.record(fresh.scenario("plain-turn")))
+    with pytest.raises(PinError, match=r"system: added 'Drift\.'"):
+        asyncio.run(fresh.check_pin_guard(*_replayed(fresh, "plain-turn")))
+
+
+def _replayed(project: Project, name: str) -> tuple[Scenario, RunOutput]:
+    scenario = project.scenario(name)
+    _, output = asyncio.run(project.replay(scenario))
+    return scenario, output

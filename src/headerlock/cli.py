@@ -1,23 +1,28 @@
 """The ``headerlock`` command line: demo, record, replay, diff.
 
-Exit codes: 0 all good, 1 a mismatch or failed guard, 2 bad input.
+Exit codes: 0 all good, 1 a mismatch or failed guard, 2 bad input (a usage
+error, an unusable file or directory, a run that would check nothing). The
+working directory is the project root: fixtures' ``plugins:`` import from it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
+import io
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from headerlock.errors import (
     ConfigError,
     HeaderlockError,
+    InputFileError,
     MissingRecordingError,
     PinError,
     ReplayMismatch,
@@ -25,9 +30,11 @@ from headerlock.errors import (
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import load_recording
+from headerlock.formats.scrub import REDACT_ENV_VAR, redact_env
 from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.aio import run_sync
 from headerlock.runtime.header import fold_request_header
+from headerlock.runtime.plugins import add_import_root
 from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
 from headerlock.testing.drivers import get_driver
 from headerlock.testing.flakes import hunt, table
@@ -215,6 +222,12 @@ class ProgressBar:
 
 
 def _diff(a: Path, b: Path, console: Console) -> int:
+    from headerlock.testing.wire.explain import diff_wire_files
+
+    wire = diff_wire_files(a, b)  # two wire recordings: where the cacheable prefix breaks
+    if wire is not None:
+        console.line(wire[1])
+        return EXIT_OK if wire[0] else EXIT_MISMATCH
     left, right = load_recording(a), load_recording(b)
     if left.to_text() == right.to_text():
         console.line("recordings are identical")
@@ -243,7 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="headerlock",
         description="Record and replay the request headers an LLM agent sends.",
+        epilog="exit codes: 0 ok, 1 a mismatch or failed guard, 2 bad input",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="record and replay the bundled scenarios in a temp dir")
     for name, help_text in (
@@ -256,9 +271,20 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
         command.add_argument("--recordings", type=Path, default=Path("recordings"))
+        command.add_argument(
+            "--redact-env",
+            action="append",
+            default=[],
+            metavar="NAME[,NAME...]",
+            help="the values of these environment variables are secrets, written as <<secret>>"
+            f" (also: {REDACT_ENV_VAR}); give replay the same list as record",
+        )
         if name == "record":
             command.add_argument(
-                "--live", action="store_true", help="use the live endpoint (HEADERLOCK_BASE_URL)"
+                "--live",
+                action="store_true",
+                help="use the live endpoint (HEADERLOCK_BASE_URL; key HEADERLOCK_API_KEY,"
+                " else OPENAI_API_KEY)",
             )
     flakes = commands.add_parser(
         "flakes", help="run scenarios in fresh processes under varied hash seeds and orders"
@@ -272,7 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (flakes, once):
         command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
         command.add_argument("--recordings", type=Path, default=Path("recordings"))
-    diff = commands.add_parser("diff", help="explain how two recordings differ")
+    diff = commands.add_parser(
+        "diff",
+        help="explain how two recordings differ (two wire recordings: where the cacheable"
+        " prefix first differs)",
+    )
     diff.add_argument("a", type=Path)
     diff.add_argument("b", type=Path)
     return parser
@@ -280,17 +310,63 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    _tolerate_any_encoding()
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(out or sys.stdout)
     if args.command is None:
-        parser.print_help(console.out)
-        return EXIT_OK
+        parser.print_usage(sys.stderr)
+        print("headerlock: error: choose a command (headerlock --help)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    undo: list[Callable[[], None]] = []
     try:
+        undo.append(add_import_root(Path.cwd()))
+        undo.append(redact_env(getattr(args, "redact_env", ())))
         return _dispatch(args, console)
     except HeaderlockError as error:
         print(f"headerlock: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"headerlock: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        for step in reversed(undo):
+            step()
+
+
+def _tolerate_any_encoding() -> None:
+    """Print on any terminal: what its encoding lacks becomes a backslash escape."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream in (sys.__stdout__, sys.__stderr__) and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("headerlock")
+    except importlib.metadata.PackageNotFoundError:
+        return "(unknown version)"
+
+
+def _check_project(project: Project, args: argparse.Namespace) -> None:
+    """Refuse a run that would check nothing: no fixtures, or no recordings to replay."""
+    if not args.names and not project.scenario_names():
+        raise InputFileError(
+            f"{project.fixtures}: no scenarios found (no *.yaml fixture files; --fixtures DIR)",
+            path=str(project.fixtures),
+        )
+    recordings = project.recordings
+    if recordings.exists() and not recordings.is_dir():
+        raise InputFileError(
+            f"{recordings}: the recordings path is not a directory", path=str(recordings)
+        )
+    if args.command == "replay" and not recordings.exists():
+        raise InputFileError(
+            f"{recordings}: the recordings directory does not exist (record first with"
+            " `headerlock record`, or pass --recordings DIR)",
+            path=str(recordings),
+        )
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
@@ -299,6 +375,8 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "diff":
         return _diff(args.a, args.b, console)
     project = Project(args.fixtures, args.recordings)
+    if args.command != "run-once":
+        _check_project(project, args)
     if args.command == "flakes":
         return _flakes(project, args.names, args.runs, args.jobs, console)
     if args.command == "run-once":

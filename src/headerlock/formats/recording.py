@@ -7,11 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from headerlock.errors import CorruptLogError, RecordingError, YamlError
+from headerlock.errors import (
+    CorruptLogError,
+    InputFileError,
+    OutputFileError,
+    RecordingError,
+    SerializationError,
+    YamlError,
+)
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.explain import changed_paths
-from headerlock.formats.scrub import scrub_events
-from headerlock.formats.strict_yaml import dumps, loads, read_text
+from headerlock.formats.scrub import SECRET_PLACEHOLDER, find_secret, scrub_events
+from headerlock.formats.strict_yaml import MAX_BYTES, dumps, loads, read_text
 from headerlock.runtime.session import check_events_data
 
 FORMAT_VERSION: Final = 1
@@ -86,6 +93,13 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     transcript = data.get("transcript")
     if transcript is not None and not isinstance(transcript, list):
         raise RecordingError("transcript must be a list", path=path)
+    leaked = find_secret({"events": events, "transcript": transcript})
+    if leaked is not None:
+        raise RecordingError(
+            f"{leaked[0]} holds the value of {leaked[1]}; a secret must never be committed:"
+            f" rotate it and re-record (secrets are written as {SECRET_PLACEHOLDER})",
+            path=path,
+        )
     if not data["pinned"]:
         scrubbed = scrub_events(events)
         if scrubbed != events:
@@ -128,5 +142,32 @@ def load_recording(path: Path) -> Recording:
 
 
 def save_recording(recording: Recording, path: Path) -> None:
-    """Write ``recording`` atomically."""
-    atomic_write(path, recording.to_text())
+    """Write ``recording`` atomically; see ``write_recording_text``."""
+    try:
+        text = recording.to_text()
+    except SerializationError as error:
+        raise SerializationError(f"{path}: {error}; nothing written") from None
+    write_recording_text(path, text)
+
+
+def write_recording_text(path: Path, text: str) -> None:
+    """Write recording ``text`` atomically, refusing what ``load_recording`` would refuse.
+
+    Larger than ``MAX_BYTES`` or not a valid recording is an ``OutputFileError``
+    naming ``path``, raised before anything is written (the old file stays).
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise OutputFileError(
+            f"recording is {size} bytes, more than the limit of {MAX_BYTES} that reading"
+            " accepts; nothing written",
+            path=str(path),
+        )
+    try:
+        parse_recording(text, path=str(path))
+    except InputFileError as error:
+        raise OutputFileError(
+            f"the recording would not load back ({error.reason}); nothing written",
+            path=str(path),
+        ) from None
+    atomic_write(path, text, max_bytes=MAX_BYTES)

@@ -4,13 +4,24 @@ Scrub replaces ``header.system`` with ``<<system>>`` and ``header.tools`` with
 ``<<tools>>`` (pinned scenarios keep them), keeps only tool names in deltas,
 zeroes times, turns tool-call ids into ``<<id:N>>`` and the workspace path into
 ``<<workspace>>``, and keeps ``seq``. Scrubbing twice changes nothing.
+
+Secrets become ``<<secret>>`` everywhere (events and transcripts, keys too,
+pinned or not): the values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``,
+``ANTHROPIC_API_KEY``, of the variables named in ``HEADERLOCK_REDACT_ENV`` and
+of those registered with ``redact_env`` (the pytest ini option
+``headerlock_redact_env``, ``headerlock record --redact-env``). Values shorter
+than ``MIN_SECRET_LENGTH`` characters are not secrets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from headerlock.errors import ConfigError
+from headerlock.formats.wire_scrub import DEFAULT_SECRET_ENV, SECRET
 from headerlock.runtime.header import RequestHeader
 from headerlock.runtime.session import (
     ASSISTANT_MESSAGE,
@@ -26,8 +37,91 @@ TOOLS_PLACEHOLDER: Final = "<<tools>>"
 SYSTEM_PLACEHOLDER: Final = "<<system>>"
 WORKSPACE_TOKEN: Final = "<<workspace>>"
 TIME_KEYS: Final = ("elapsed_ms",)
+SECRET_PLACEHOLDER: Final = SECRET
+REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
+"""Names more environment variables whose values are secrets (comma- or space-separated)."""
+MIN_SECRET_LENGTH: Final = 8
+"""Shorter values are never secrets: scrubbing a common word everywhere helps no one."""
 
 Events = list[dict[str, Any]]
+
+_registered_env: list[str] = []
+
+
+def env_names(text: str, *, source: str = REDACT_ENV_VAR) -> tuple[str, ...]:
+    """The environment variable names in a comma- or space-separated list."""
+    names = tuple(name for name in re.split(r"[\s,]+", text) if name)
+    for name in names:
+        if "=" in name or "\x00" in name:
+            raise ConfigError(f"{source}: {name!r} is not an environment variable name", key=source)
+    return names
+
+
+def redact_env(names: Iterable[str], *, source: str = "--redact-env") -> Callable[[], None]:
+    """Treat the values of the environment variables ``names`` (each may be a list, as
+    for ``env_names``) as secrets in this process, until the returned function is called."""
+    added = [name for text in names for name in env_names(text, source=source)]
+    _registered_env.extend(added)
+
+    def undo() -> None:
+        for name in added:
+            if name in _registered_env:
+                _registered_env.remove(name)
+
+    return undo
+
+
+def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each secret value (longest first) and the environment variable it came from."""
+    env = os.environ if environ is None else environ
+    listed = (*DEFAULT_SECRET_ENV, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
+    found: dict[str, str] = {}
+    for name in listed:
+        value = env.get(name) or ""
+        if len(value) >= MIN_SECRET_LENGTH:
+            found.setdefault(value, name)
+    return {value: found[value] for value in sorted(found, key=lambda v: (-len(v), v))}
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secrets to scrub (see ``secret_env``), longest first."""
+    return tuple(secret_env(environ))
+
+
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, SECRET_PLACEHOLDER)
+    return text
+
+
+def redact_secrets(value: Any, secrets: Sequence[str] | None = None) -> Any:
+    """A copy of plain data with every secret (in strings and keys) replaced by ``<<secret>>``."""
+    return _copy(value, None, secret_values() if secrets is None else secrets)
+
+
+def find_secret(value: Any, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """``(path, variable)`` of the first string in plain data that holds a secret
+    (the path never shows the secret itself)."""
+    table = secret_env(environ)
+
+    def walk(item: Any, path: str) -> tuple[str, str] | None:
+        if isinstance(item, str):
+            return next(((path, name) for secret, name in table.items() if secret in item), None)
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                where = f"{path}.{key}" if path else str(key)
+                found = walk(key, f"{path or '(top level)'}, a key") or walk(child, where)
+                if found:
+                    return found
+        elif isinstance(item, (list, tuple)):
+            for index, child in enumerate(item):
+                found = walk(child, f"{path}[{index}]")
+                if found:
+                    return found
+        return None
+
+    return walk(value, "") if table else None
 
 
 def _ids_in_order(events: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -54,16 +148,23 @@ def _calls(data: Mapping[str, Any]) -> list[Any]:
     return [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
 
 
-def _copy(value: Any, workspace: str | None) -> Any:
-    """A copy of plain data (dicts and lists) with the workspace path tokenized."""
+def _copy(value: Any, workspace: str | None, secrets: Sequence[str] = ()) -> Any:
+    """A copy of plain data (dicts and lists) with secrets and the workspace path replaced."""
     if isinstance(value, str):
+        if secrets:
+            value = _redact(value, secrets)
         return (
             value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value
         )
     if isinstance(value, Mapping):
+        if secrets:
+            return {
+                _redact(k, secrets) if isinstance(k, str) else k: _copy(v, workspace, secrets)
+                for k, v in value.items()
+            }
         return {k: _copy(v, workspace) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_copy(v, workspace) for v in value]
+        return [_copy(v, workspace, secrets) for v in value]
     return value
 
 
@@ -76,9 +177,12 @@ def scrub_events(
     *,
     pinned: bool = False,
     workspace: str | None = None,
+    secrets: Sequence[str] | None = None,
 ) -> Events:
-    """The normalized copy of ``events`` (plain data, as ``Event.to_data`` gives)."""
-    result: Events = [_copy(e, workspace) for e in events]
+    """The normalized copy of ``events`` (plain data, as ``Event.to_data`` gives);
+    ``secrets`` default to ``secret_values()``."""
+    hidden = secret_values() if secrets is None else secrets
+    result: Events = [_copy(e, workspace, hidden) for e in events]
     ids = _ids_in_order(result)
     for event in result:
         data = event.get("data")
@@ -134,7 +238,7 @@ def restore_header(
         restored_tools = order_tools(pin.tools, tool_order)
     header = RequestHeader.from_data(data)
     if restored_tools is not None:
-        header = RequestHeader(header.config, header.system, restored_tools, header.message_prefix)
+        header = RequestHeader(header.config, header.system, restored_tools)
     return header
 
 
@@ -151,17 +255,25 @@ def full_headers(events: Sequence[Mapping[str, Any]]) -> list[tuple[int, Request
 
 
 def scrub_transcript(
-    transcript: Sequence[Any], events: Sequence[Mapping[str, Any]], *, workspace: str | None
+    transcript: Sequence[Any],
+    events: Sequence[Mapping[str, Any]],
+    *,
+    workspace: str | None,
+    secrets: Sequence[str] | None = None,
 ) -> list[Any]:
-    """Tokenize the tool-call ids (as in ``events``) and the workspace path in a transcript."""
+    """Tokenize the tool-call ids (as in ``events``) and the workspace path in a
+    transcript, and replace secrets (``secrets`` default to ``secret_values()``)."""
     ids = _ids_in_order(events)
+    hidden = secret_values() if secrets is None else secrets
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):
-            value = ids.get(value, value)
+            value = _redact(ids.get(value, value), hidden)
             return value.replace(workspace, WORKSPACE_TOKEN) if workspace else value
         if isinstance(value, Mapping):
-            return {k: walk(v) for k, v in value.items()}
+            return {
+                _redact(k, hidden) if isinstance(k, str) else k: walk(v) for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return [walk(v) for v in value]
         return value

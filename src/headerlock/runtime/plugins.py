@@ -1,12 +1,29 @@
-"""Resolving plugins from import paths ``module:attr``."""
+"""Resolving plugins from import paths ``module:attr``, from the project root."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import inspect
 import re
+import sys
+import sysconfig
+import traceback
+import types
+from collections.abc import Callable
+from pathlib import Path
 
 from headerlock.errors import PluginError
 from headerlock.runtime.context import Plugin
+
+PLUGIN_SHAPE = "a plugin is a callable taking the context: plugin(ctx) or plugin(ctx, config)"
+_BUILTIN_TYPES = (
+    types.BuiltinFunctionType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.ClassMethodDescriptorType,
+)
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
@@ -25,6 +42,10 @@ def resolve_plugin(path: str) -> Plugin:
         raise PluginError(
             f"plugin {path!r}: cannot import {module_name!r}: {error}", plugin=path
         ) from None
+    except (Exception, SystemExit) as error:
+        raise PluginError(
+            f"plugin {path!r}: importing {module_name!r} failed: {_describe(error)}", plugin=path
+        ) from None
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
@@ -34,4 +55,79 @@ def resolve_plugin(path: str) -> Plugin:
             ) from None
     if not callable(target):
         raise PluginError(f"plugin {path!r} is not callable", plugin=path)
+    _check_plugin(path, module_name, target)
     return target
+
+
+def _check_plugin(path: str, module_name: str, target: Callable[..., object]) -> None:
+    """Refuse built-ins, standard-library callables and callables that cannot take a context."""
+    if isinstance(target, _BUILTIN_TYPES):
+        reason = "is a built-in function, not a plugin"
+    elif _is_stdlib(module_name) or (
+        (inspect.isfunction(target) or inspect.isclass(target))
+        and _is_stdlib(getattr(target, "__module__", None) or "")
+    ):
+        reason = "comes from the Python standard library, not a plugin"
+    else:
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            reason = "has no signature to call it with a context"
+        else:
+            if _binds(signature, 1) or _binds(signature, 2):
+                return
+            bare = signature.replace(
+                parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+                return_annotation=signature.empty,
+            )
+            reason = f"takes {bare}, not a context"
+    raise PluginError(f"plugin {path!r} {reason}; {PLUGIN_SHAPE}", plugin=path)
+
+
+def _binds(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
+
+
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+
+
+def _is_stdlib(module_name: str) -> bool:
+    """Whether ``module_name`` is a standard-library module (a project module of the
+    same name is not)."""
+    if module_name.partition(".")[0] not in sys.stdlib_module_names:
+        return False
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    if file is None:
+        return True  # built in, frozen or not loaded: a standard-library name
+    location = Path(file).resolve()
+    packages = {"site-packages", "dist-packages"} & set(location.parts)
+    return location.is_relative_to(_STDLIB) and not packages
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message (file:line)`` of an exception raised while importing a plugin."""
+    if isinstance(error, SyntaxError):
+        return f"SyntaxError: {error.msg} ({Path(error.filename or '?').name}:{error.lineno})"
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
+def add_import_root(root: Path) -> Callable[[], None]:
+    """Put ``root`` first on ``sys.path``, as pytest's ``pythonpath = .`` does, so that
+    plugins resolve from the project; the returned function takes it off again."""
+    entry = str(root.resolve())
+    if entry in sys.path:
+        return lambda: None
+    sys.path.insert(0, entry)
+    importlib.invalidate_caches()
+
+    def undo() -> None:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+    return undo

@@ -3,8 +3,9 @@
 A pinned scenario keeps the full header of its header class; every other
 scenario of the class records ``<<tools>>`` and ``<<system>>``. The guards:
 exactly one pin per class; every unpinned scenario's live headers equal the
-pinned header after restore; unpinned recordings on disk are fixed points of
-the scrub, pinned ones are not.
+pinned header after restore (config, system and tools, empty ones included);
+unpinned recordings on disk are fixed points of the scrub, pinned ones keep a
+full header.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from headerlock.errors import PinError
+from headerlock.errors import PinError, ToolOrderError
 from headerlock.formats.explain import changed_paths
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import Recording
-from headerlock.formats.scrub import full_headers, restore_header, scrub_events
+from headerlock.formats.scrub import full_headers, scrub_events
 from headerlock.runtime.header import RequestHeader
+from headerlock.runtime.tool_order import order_tools
 
 
 def pins_by_class(scenarios: Sequence[Scenario]) -> dict[str, Scenario]:
@@ -62,26 +64,30 @@ def check_against_pin(
 ) -> list[str]:
     """Problems where ``scenario``'s live headers differ from the pin after restore.
 
-    ``events`` are the live run's events (not scrubbed). A full header built by
-    assembly (``initial``/``resume``) must equal the scrubbed header restored
-    from the pin; a ``fallback`` header (a listener reordered tools) must hold
-    the pin's tools, in any order.
+    ``events`` are the live run's events (not scrubbed). Restoring the pin's
+    class header for this scenario gives the pin's config (every key), system
+    prompt and tools in the scenario's own ``tool_order``; each full header of
+    the run must equal it, an empty system prompt or tool list included. A
+    ``fallback`` header (a listener reordered tools) must hold the pin's tools
+    in any order.
     """
     problems = []
-    scrubbed = {int(e["seq"]): e for e in scrub_events(events)}
+    where = f"the pinned header of class {scenario.header_class!r} ({pin.name}) after restore"
+    try:
+        tools = order_tools(header.tools, scenario.tool_order)
+    except ToolOrderError as error:
+        return [f"{scenario.name}: cannot restore {where}: {error}"]
+    restored = RequestHeader(header.config, header.system, tools)
     for seq, live, reason in full_headers(events):
-        restored = restore_header(scrubbed[seq]["data"]["header"], header, scenario.tool_order)
+        expected = restored
         if reason == "fallback":
-            restored = RequestHeader(restored.config, restored.system, _by_name(restored.tools))
-            live = RequestHeader(
-                live.config, live.system, _by_name(live.tools), live.message_prefix
-            )
-        if live != restored:
-            paths = changed_paths(restored.to_data(), live.to_data())
+            expected = RequestHeader(expected.config, expected.system, _by_name(expected.tools))
+            live = RequestHeader(live.config, live.system, _by_name(live.tools))
+        if live != expected:
+            paths = changed_paths(expected.to_data(), live.to_data())
             problems.append(
-                f"{scenario.name}: request/header at seq {seq} differs from the pinned header"
-                f" of class {scenario.header_class!r} ({pin.name}) after restore:\n    "
-                + "\n    ".join(paths)
+                f"{scenario.name}: request/header at seq {seq} differs from {where}"
+                " (pin -> this run):\n    " + "\n    ".join(paths)
             )
     return problems
 
@@ -91,13 +97,13 @@ def _by_name(tools: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def check_fixed_point(recording: Recording, path: Path) -> str | None:
-    """A problem unless unpinned recordings are scrub fixed points and pinned ones are not."""
-    scrubbed = scrub_events(recording.events)
-    if recording.pinned and scrubbed == recording.events:
+    """A problem unless unpinned recordings are scrub fixed points and pinned ones keep
+    a full header (an empty system prompt and tool list are a full header too)."""
+    if recording.pinned and not full_headers(recording.events):
         return (
-            f"{path.as_posix()}: pinned recording keeps no full header (scrubbing changes nothing);"
-            " a pin must hold the class header"
+            f"{path.as_posix()}: pinned recording keeps no full header (only placeholders or"
+            " none); a pin must hold the class header"
         )
-    if not recording.pinned and scrubbed != recording.events:
+    if not recording.pinned and scrub_events(recording.events) != recording.events:
         return f"{path.as_posix()}: unpinned recording is not a fixed point of the scrub"
     return None

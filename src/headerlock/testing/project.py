@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from headerlock.errors import (
     HeaderlockError,
@@ -14,7 +15,8 @@ from headerlock.errors import (
 )
 from headerlock.formats.fixture import Scenario, check_name, discover
 from headerlock.formats.recording import Recording, load_recording, save_recording
-from headerlock.formats.scrub import full_headers
+from headerlock.formats.scrub import full_headers, redact_secrets
+from headerlock.formats.strict_yaml import locate, read_text
 from headerlock.runtime.header import RequestHeader
 from headerlock.testing.pins import (
     check_against_pin,
@@ -25,6 +27,52 @@ from headerlock.testing.pins import (
 from headerlock.testing.replay import compare, record_command, record_scenario, replay_scenario
 from headerlock.testing.run import RunOutput
 from headerlock.testing.scenarios import load_scenario
+
+MAX_NAME_BYTES = 255
+"""The longest file name (one path component) common filesystems accept."""
+
+
+def check_workspace_files(scenario: Scenario) -> None:
+    """Refuse ``files:`` keys that cannot become files in a fresh workspace: the
+    workspace itself, a directory, an over-long name, two keys for one file, or a
+    file that another key uses as a directory."""
+    seen: dict[str, str] = {}
+    for relative in scenario.files:
+        parts = [part for part in relative.split("/") if part not in ("", ".")]
+        problem = None
+        if not parts:
+            problem = "names the workspace itself, not a file"
+        elif relative.endswith("/"):
+            problem = "ends with '/': name a file, not a directory"
+        elif any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in parts):
+            problem = f"has a name longer than {MAX_NAME_BYTES} bytes"
+        elif "/".join(parts) in seen:
+            problem = f"names the same file as {seen['/'.join(parts)]!r}"
+        if problem is None:
+            seen["/".join(parts)] = relative
+            continue
+        _refuse_file(scenario, relative, f"file path {relative!r} {problem}")
+    directories: dict[str, str] = {}
+    for normalized, relative in sorted(seen.items()):
+        parts = normalized.split("/")
+        for end in range(1, len(parts)):
+            directories.setdefault("/".join(parts[:end]), relative)
+    for normalized, relative in sorted(seen.items()):
+        if normalized in directories:
+            inside = directories[normalized]
+            _refuse_file(
+                scenario,
+                relative,
+                f"file path {relative!r} is a file, but {inside!r} uses it as a directory",
+            )
+
+
+def _refuse_file(scenario: Scenario, relative: str, message: str) -> NoReturn:
+    try:
+        line = locate(read_text(scenario.path), ["files", relative])
+    except HeaderlockError:
+        line = None
+    raise ScenarioError(message, path=str(scenario.path), key=f"files.{relative}", line=line)
 
 
 @dataclass
@@ -54,7 +102,9 @@ class Project:
             path = self.scenario_path(name)
             if not path.is_file():
                 raise ScenarioError("no such fixture", path=str(path))
-            self._scenarios[name] = load_scenario(path)
+            scenario = load_scenario(path)
+            check_workspace_files(scenario)
+            self._scenarios[name] = scenario
         return self._scenarios[name]
 
     def scenarios(self) -> list[Scenario]:
@@ -157,7 +207,7 @@ class Project:
                 continue
             on_disk = full_headers(recording.events)
             _, live = await self.pin(header_class)
-            if on_disk and on_disk[0][1] != live:
+            if on_disk and on_disk[0][1].to_data() != redact_secrets(live.to_data()):
                 problems.append(
                     f"pin {pin.name!r} of class {header_class!r} is stale: its recorded header"
                     f" differs from a live run; re-record: {record_command(pin)}"

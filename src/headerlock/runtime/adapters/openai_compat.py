@@ -1,35 +1,41 @@
 """A live OpenAI-compatible streaming chat-completions adapter (``openai`` SDK).
 
-Configured from arguments or ``HEADERLOCK_BASE_URL``, ``HEADERLOCK_API_KEY``,
-``HEADERLOCK_MODEL`` and ``HEADERLOCK_TIMEOUT``. The key is never logged,
-recorded or put in an error message.
+Configured from arguments or ``HEADERLOCK_BASE_URL``, ``HEADERLOCK_API_KEY``
+(else ``OPENAI_API_KEY``), ``HEADERLOCK_MODEL`` and ``HEADERLOCK_TIMEOUT``. The
+key is never logged, recorded or put in an error message.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from headerlock.errors import ConfigError, ModelError
+from headerlock.runtime.canonical import sorted_keys
 from headerlock.runtime.frozen import thaw
 from headerlock.runtime.llm import ModelRequest, StreamItem, TextDelta, ToolCallRequest
 
 ENV_BASE_URL = "HEADERLOCK_BASE_URL"
 ENV_API_KEY = "HEADERLOCK_API_KEY"
+ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
+"""The fallback when ``HEADERLOCK_API_KEY`` is unset."""
 ENV_MODEL = "HEADERLOCK_MODEL"
 ENV_TIMEOUT = "HEADERLOCK_TIMEOUT"
+_SAID: set[str] = set()
+"""Which key ``from_env`` used, said once per process."""
 
 
 def wire_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The chat-completions ``messages``: system, message prefix, conversation."""
+    """The chat-completions ``messages``: system, then the conversation."""
     header = request.header
     messages: list[dict[str, Any]] = []
     if header.system:
         messages.append({"role": "system", "content": header.system})
-    for message in (*header.message_prefix, *request.messages):
+    for message in request.messages:
         m = thaw(message)
         if m.get("role") == "assistant" and m.get("tool_calls"):
             m["tool_calls"] = [
@@ -65,7 +71,9 @@ def wire_tools(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 def wire_body(request: ModelRequest, model: str | None = None) -> dict[str, Any]:
-    """The request body sent to ``/chat/completions`` (without ``stream``)."""
+    """The request body sent to ``/chat/completions`` (without ``stream``), with
+    every key in canonical order (see ``sorted_keys``): the same request gives the
+    same bytes whatever order a tool's schema was written in."""
     config = thaw(request.header.config)
     body: dict[str, Any] = {
         "model": model or config.get("model"),
@@ -77,7 +85,7 @@ def wire_body(request: ModelRequest, model: str | None = None) -> dict[str, Any]
     for key in ("temperature", "max_tokens"):
         if config.get(key) is not None:
             body[key] = config[key]
-    return body
+    return dict(sorted_keys(body))
 
 
 @dataclass(slots=True)
@@ -123,7 +131,11 @@ class OpenAICompatAdapter:
     def from_env(
         cls, *, model: str | None = None, environ: Mapping[str, str] | None = None
     ) -> OpenAICompatAdapter:
-        """Build from ``HEADERLOCK_*`` variables; a missing base URL is a ``ConfigError``."""
+        """Build from ``HEADERLOCK_*`` variables; a missing base URL is a ``ConfigError``.
+
+        The key is ``HEADERLOCK_API_KEY``, else ``OPENAI_API_KEY``; which one (or
+        none) is said once per process on stderr.
+        """
         env = os.environ if environ is None else environ
         base_url = env.get(ENV_BASE_URL)
         if not base_url:
@@ -139,9 +151,19 @@ class OpenAICompatAdapter:
             raise ConfigError(
                 f"{ENV_TIMEOUT} must be a number of seconds, got {raw_timeout!r}", key=ENV_TIMEOUT
             ) from None
+        source = next((name for name in (ENV_API_KEY, ENV_OPENAI_API_KEY) if env.get(name)), None)
+        if source == ENV_API_KEY:
+            said = f"API key from {ENV_API_KEY}"
+        elif source is not None:
+            said = f"API key from {source} ({ENV_API_KEY} is unset)"
+        else:
+            said = f"no API key ({ENV_API_KEY} and {ENV_OPENAI_API_KEY} are unset)"
+        if said not in _SAID:
+            _SAID.add(said)
+            print(f"headerlock: live model endpoint: {said}", file=sys.stderr, flush=True)
         return cls(
             base_url=base_url,
-            api_key=env.get(ENV_API_KEY),
+            api_key=env.get(source) if source else None,
             model=env.get(ENV_MODEL) or model,
             timeout=timeout,
         )
@@ -152,11 +174,20 @@ class OpenAICompatAdapter:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Stream text deltas, then the completed tool calls."""
         import openai
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        body = wire_body(request, self.model)
+        # Posted as is (not through create(), which reorders the top-level keys):
+        # the JSON body goes out with canonical key order at every depth.
+        body = sorted_keys({**wire_body(request, self.model), "stream": True})
         partial: dict[int, _PartialCall] = {}
         try:
-            stream = await self._client.chat.completions.create(**body, stream=True)
+            stream = await self._client.post(
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body=body,
+                stream=True,
+                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+            )
             async for chunk in stream:
                 for choice in chunk.choices:
                     delta = choice.delta

@@ -7,7 +7,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     HeaderlockError
     ├── ConfigError (ValueError) ............ a configuration value is invalid
     │   ├── ToolOrderError .................. a tool_order policy is malformed or unsatisfiable
-    │   └── UnorderedValueError (TypeError) . a set where bytes need a deterministic order
+    │   ├── UnorderedValueError (TypeError) . a set where bytes need a deterministic order
+    │   └── RecordingClashError ............. two tests would write the same recording file
     ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
     │   ├── ScenarioError ................... a fixture (scenario) file is invalid
@@ -37,6 +38,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
         ├── ReplayMismatch .................. a replayed run differs from its recording
         ├── PinError ........................ a pin guard failed
         ├── OrderDependenceError ............ two registration orders gave different bytes
+        │   └── WireOrderError .............. two orders of an agent's items sent different requests
+        ├── RecordingRunError ............... a run made to record failed; nothing written
         └── WireMismatch .................... requests under a wire lock differ from the recording
 """
 
@@ -75,6 +78,16 @@ class ToolOrderError(ConfigError):
 
 class UnorderedValueError(ConfigError, TypeError):
     """A set (no deterministic order) was given where bytes must not depend on hashing."""
+
+
+class RecordingClashError(ConfigError):
+    """Two tests would write the same recording file; ``path`` is the file, ``owners``
+    the node ids of the tests (a ``headerlock_name`` marker is the usual cause)."""
+
+    def __init__(self, message: str, *, path: str, owners: Sequence[str]) -> None:
+        super().__init__(message, key="headerlock_name")
+        self.path = path
+        self.owners = tuple(owners)
 
 
 # -- files -----------------------------------------------------------------------------
@@ -299,6 +312,15 @@ class OrderDependenceError(CheckFailed):
         self.second = second
 
 
+class RecordingRunError(CheckFailed):
+    """A run made to record did not succeed (its model script ran out, the live endpoint
+    failed); nothing is written and the old recording stays."""
+
+    def __init__(self, message: str, *, scenario: str) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+
+
 # -- wire capture ----------------------------------------------------------------------
 
 
@@ -339,6 +361,41 @@ class WireRecordingError(RecordingError):
     def __init__(self, message: str, *, path: str, key: str | None = None) -> None:
         super().__init__(f"{key}: {message}" if key else message, path=path)
         self.key = key
+
+
+class WireOrderError(OrderDependenceError):
+    """Two orders of the items given to the wire order check sent different requests.
+
+    ``first_order`` and ``second_order`` are the item labels of the minimal
+    pair; ``request`` (1-based), ``api``, ``segment``, ``tool`` (in the first
+    order) and ``offset`` (the first differing byte of the body) say where,
+    each ``None`` when not known (for instance, only the agent's error differs).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        first_order: Sequence[str],
+        second_order: Sequence[str],
+        request: int | None = None,
+        api: str | None = None,
+        segment: str | None = None,
+        tool: str | None = None,
+        offset: int | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            first=f"[{', '.join(first_order)}]",
+            second=f"[{', '.join(second_order)}]",
+        )
+        self.first_order = tuple(first_order)
+        self.second_order = tuple(second_order)
+        self.request = request
+        self.api = api
+        self.segment = segment
+        self.tool = tool
+        self.offset = offset
 
 
 class WireMismatch(CheckFailed):

@@ -1,26 +1,169 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+The new bytes go to ``.<name>.headerlock-tmp-<random>`` in the same directory,
+are fsynced and renamed over the target. The target keeps its mode (a new file
+gets the umask's). No temp file survives an exception, ``KeyboardInterrupt``
+included; one left by a killed process is removed by the next write to that
+directory once it is ``STALE_SECONDS`` old. A failed write is an
+``OutputFileError`` naming the file; the old bytes stay.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
-import tempfile
+import secrets
+import stat
+import threading
+import time
 from pathlib import Path
+from typing import Final
+
+from headerlock.errors import OutputFileError
+
+TEMP_MARKER: Final = ".headerlock-tmp"
+"""Every temp file's name starts with ``.`` and contains this."""
+STALE_SECONDS: Final = 10.0
+"""A temp file not ours and not modified for this long is left over from a killed run."""
+
+_FLAGS: Final = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_ours: set[str] = set()
+_ours_lock = threading.Lock()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: temp file in the same dir, fsync, rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def atomic_write(path: Path, text: str, *, max_bytes: int | None = None) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically; ``max_bytes`` refuses larger text."""
+    label = str(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        point = ord(text[error.start])
+        raise OutputFileError(
+            f"cannot write a lone surrogate (U+{point:04X}, character {error.start}):"
+            " it is not a Unicode character; nothing written",
+            path=label,
+        ) from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise OutputFileError(
+            f"would be {len(data)} bytes, more than the limit of {max_bytes}; nothing written",
+            path=label,
+        )
+    try:
+        _write(path, data)
+    except OSError as error:
+        kept = "the old file is kept" if os.path.exists(path) else "nothing written"
+        raise OutputFileError(f"cannot write: {_cause(error)}; {kept}", path=label) from None
     _fsync_dir(path.parent)
+
+
+def _write(path: Path, data: bytes) -> None:
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(directory)
+    mode = _mode_of(path)
+    temp: str | None = None
+    try:
+        fd, temp = _create_temp(directory, path.name)
+        try:
+            if mode is not None:
+                _chmod(fd, temp, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        done, temp = temp, None
+        _forget(done)
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            _forget(temp)
+
+
+def _mode_of(path: Path) -> int | None:
+    """The permission bits of the file at ``path``; None when there is none."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory")
+    return stat.S_IMODE(info.st_mode)
+
+
+def _create_temp(directory: Path, name: str) -> tuple[int, str]:
+    stem = name if len(name) <= 150 else name[:150]
+    for _ in range(100):
+        candidate = os.path.abspath(
+            os.path.join(directory, f".{stem}{TEMP_MARKER}-{secrets.token_hex(4)}")
+        )
+        with _ours_lock:
+            _ours.add(candidate)
+        try:
+            fd = os.open(candidate, _FLAGS, 0o666)
+        except FileExistsError:
+            _forget(candidate)
+            continue
+        except BaseException:
+            _forget(candidate)
+            raise
+        return fd, candidate
+    raise FileExistsError(17, "no free temp file name", str(directory))  # pragma: no cover
+
+
+def _chmod(fd: int, temp: str, mode: int) -> None:
+    fchmod = getattr(os, "fchmod", None)
+    if fchmod is not None:
+        fchmod(fd, mode)
+    else:  # pragma: no cover - Windows
+        os.chmod(temp, mode)
+
+
+def _forget(temp: str) -> None:
+    with _ours_lock:
+        _ours.discard(temp)
+
+
+def remove_stale_temp_files(directory: Path, *, older_than: float = STALE_SECONDS) -> list[str]:
+    """Remove temp files a killed write left in ``directory``; the names removed.
+
+    Only regular files named like ours, not in use by this process and not
+    modified for ``older_than`` seconds (another process may be writing the rest).
+    """
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(".") or TEMP_MARKER not in entry.name:
+            continue
+        full = os.path.abspath(entry.path)
+        with _ours_lock:
+            if full in _ours:
+                continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime >= older_than:
+                os.unlink(full)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
+def _cause(error: OSError) -> str:
+    reason = error.strerror or str(error)
+    if error.errno == errno.ENOSPC:
+        reason += " (the disk is full)"
+    return reason
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -59,6 +59,9 @@ _ESCAPES.update({c: f"\\x{c:02X}" for c in (*range(0x20), *range(0x7F, 0xA0)) if
 _ESCAPES.update({0x85: "\\N", 0x2028: "\\L", 0x2029: "\\P"})
 _ESCAPES.update({c: f"\\u{c:04X}" for c in (0xFEFF, 0xFFFE, 0xFFFF)})
 MAX_SIMPLE_KEY = 1000
+MAX_INT_DIGITS = 4300
+"""Longer integers are refused both ways (Python's default ``int``/``str`` conversion limit)."""
+_INT_LIMIT = 10**MAX_INT_DIGITS
 
 
 def dump(data: Any) -> str:
@@ -157,7 +160,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, int):
-        return str(value)
+        return _int(value)
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, Mapping):
@@ -177,6 +180,18 @@ def _string(text: str) -> str:
             f" in {text[:40]!r}: it is not a Unicode character"
         )
     return f'"{text.translate(_ESCAPES)}"'
+
+
+def _int(value: int) -> str:
+    if -_INT_LIMIT < value < _INT_LIMIT:
+        try:
+            return str(int(value))
+        except ValueError:  # a lower sys.set_int_max_str_digits() limit
+            pass
+    raise SerializationError(
+        f"cannot write an integer of more than {MAX_INT_DIGITS} digits as YAML"
+        f" (it has about {int(value.bit_length() * 0.30103) + 1}); reading refuses it"
+    )
 
 
 def _float(value: float) -> str:

@@ -1,99 +1,265 @@
 """YAML in and out: strict, safe loading and canonical, byte-stable dumping.
 
-Loading refuses aliases and merge keys (alias bombs), duplicate keys, tags
-other than the plain JSON-like types, and nesting deeper than ``MAX_DEPTH``.
-Dumping is ``headerlock.formats.canonical_yaml``: sorted keys, no wrapping, no aliases,
-literal blocks for multi-line strings, one code path on every platform.
+Loading builds plain data straight from the parser's events (libyaml's when
+present) under the YAML 1.2 core schema: ``12:30``, ``yes``, ``0b1`` and
+``2024-01-02`` are strings, ``017`` is 17, ``0o17`` is 15. It refuses aliases
+and anchors (alias bombs), merge keys, duplicate keys, non-string keys, tags
+other than the core ones, nesting deeper than ``MAX_DEPTH``, integers of more
+than ``MAX_INT_DIGITS`` digits and lone surrogates; every error names the file
+and line. Dumping is ``headerlock.formats.canonical_yaml``: sorted keys, no
+wrapping, no aliases, literal blocks for multi-line strings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
 from headerlock.errors import YamlError
 from headerlock.formats import canonical_yaml as emitter
+from headerlock.formats.canonical_yaml import MAX_INT_DIGITS
 
-MAX_DEPTH = 64
-MAX_BYTES = 32 * 1024 * 1024
-YAML_C = hasattr(yaml, "CSafeLoader")
-"""Whether PyYAML's C (libyaml) loader is available (it is used when it is)."""
+MAX_DEPTH: Final = 64
+MAX_BYTES: Final = 32 * 1024 * 1024
+YAML_C: Final = hasattr(yaml, "CSafeLoader")
+"""Whether PyYAML's C (libyaml) parser is available (it is used when it is)."""
 
-
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _strict_loader(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
-    class StrictLoader(base):  # type: ignore[valid-type,misc]
-        """Safe loader that rejects duplicate keys and non-plain types."""
-
-        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-            seen: dict[Any, yaml.Node] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise yaml.constructor.ConstructorError(
-                        None, None, "merge keys (<<) are not allowed", key_node.start_mark
-                    )
-                key = self.construct_object(key_node, deep=True)
-                if not isinstance(key, str):
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"mapping keys must be strings, got {key!r}",
-                        key_node.start_mark,
-                    )
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {key!r} (first at line {seen[key].start_mark.line + 1})",
-                        key_node.start_mark,
-                    )
-                seen[key] = key_node
-            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-    def as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
-        return str(node.value)
-
-    def refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"the tag {node.tag!r} is not allowed here", node.start_mark
-        )
-
-    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", as_string)
-    for tag in ("binary", "set", "omap", "pairs"):
-        StrictLoader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse)
-    return StrictLoader
+_Parser: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TAG: Final = "tag:yaml.org,2002:"
+_CORE: Final = re.compile(
+    r"(?P<null>~|null|Null|NULL)"
+    r"|(?P<bool>true|True|TRUE|false|False|FALSE)"
+    r"|(?P<int>[-+]?[0-9]+)"
+    r"|(?P<oct>0o[0-7]+)"
+    r"|(?P<hex>0x[0-9a-fA-F]+)"
+    r"|(?P<float>[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)"
+    r"|(?P<inf>[-+]?\.(?:inf|Inf|INF))"
+    r"|(?P<nan>\.(?:nan|NaN|NAN))"
+)
+_MAYBE_NOT_STR: Final = frozenset("~nNtTfF0123456789+-.")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_INT_LIMIT: Final = 10**MAX_INT_DIGITS
+_REFUSED_TAGS: Final = frozenset(f"{_TAG}{t}" for t in ("binary", "set", "omap", "pairs"))
+_MAP_TAGS: Final = (None, "!", f"{_TAG}map")
+_SEQ_TAGS: Final = (None, "!", f"{_TAG}seq")
 
 
-StrictLoader = _strict_loader(_BaseLoader)
-PureStrictLoader = _strict_loader(yaml.SafeLoader)
+class _Refused(Exception):
+    """A problem found while building; ``line`` is 0-based."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
-def _check_events(text: str, path: str, loader: type[yaml.SafeLoader]) -> None:
-    depth = 0
-    for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            line = event.start_mark.line + 1 if event.start_mark else None
-            raise YamlError("anchors and aliases are not allowed", path=path, line=line)
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = event.start_mark.line + 1 if event.start_mark else None
-                raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line)
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
+def _line(event: yaml.Event) -> int | None:
+    return event.start_mark.line if event.start_mark is not None else None
+
+
+def _core(value: str, event: yaml.Event) -> Any:
+    """A plain scalar under the YAML 1.2 core schema."""
+    if not value:
+        return None
+    if value[0] not in _MAYBE_NOT_STR:
+        return value
+    match = _CORE.fullmatch(value)
+    if match is None:
+        return value
+    kind = match.lastgroup
+    if kind == "null":
+        return None
+    if kind == "bool":
+        return value[0] in "tT"
+    if kind == "int":
+        digits = value.lstrip("+-").lstrip("0")
+        if len(digits) > MAX_INT_DIGITS:
+            raise _Refused(_too_long(len(digits)), _line(event))
+        if len(value) < 20:  # the common case
+            return int(value)
+        try:
+            number = int(digits)
+        except ValueError:  # a lower sys.set_int_max_str_digits() limit
+            raise _Refused(_too_long(len(digits)), _line(event)) from None
+        return -number if value[0] == "-" else number
+    if kind in ("oct", "hex"):
+        number = int(value[2:], 8 if kind == "oct" else 16)
+        if number >= _INT_LIMIT:
+            base = "octal" if kind == "oct" else "hexadecimal"
+            raise _Refused(_too_long(len(value) - 2, base=base), _line(event))
+        return number
+    if kind == "inf":
+        return float("-inf") if value[0] == "-" else float("inf")
+    if kind == "nan":
+        return float("nan")
+    return float(value)
+
+
+def _too_long(digits: int, *, base: str = "decimal") -> str:
+    what = f"{digits} digits" if base == "decimal" else f"{digits} {base} digits"
+    return (
+        f"integer of {what} is too long (more than {MAX_INT_DIGITS} decimal digits);"
+        " quote it to keep it as a string"
+    )
+
+
+def _tagged(tag: str, value: str, event: yaml.Event) -> Any:
+    """A scalar with an explicit tag: only the core tags, each strictly."""
+    if tag == f"{_TAG}str" or tag == "!" or tag == f"{_TAG}timestamp":
+        return value
+    kind = tag[len(_TAG) :] if tag.startswith(_TAG) else None
+    if kind in ("null", "bool", "int", "float"):
+        result = _core(value, event)
+        if _CORE_KINDS[kind](result):
+            return float(result) if kind == "float" else result
+        raise _Refused(f"{value!r} is not a YAML 1.2 core !!{kind}", _line(event))
+    raise _Refused(_tag_problem(tag), _line(event))
+
+
+_CORE_KINDS: Final[dict[str, Callable[[Any], bool]]] = {
+    "null": lambda result: result is None,
+    "bool": lambda result: isinstance(result, bool),
+    "int": lambda result: isinstance(result, int) and not isinstance(result, bool),
+    "float": lambda result: isinstance(result, (int, float)) and not isinstance(result, bool),
+}
+
+
+def _tag_problem(tag: str) -> str:
+    if tag in _REFUSED_TAGS:
+        return f"the tag {tag!r} is not allowed here"
+    return f"could not determine a constructor for the tag {tag!r}"
+
+
+_MAPPING: Final = yaml.MappingStartEvent
+_SEQUENCE: Final = yaml.SequenceStartEvent
+_SCALAR: Final = yaml.ScalarEvent
+
+
+class _Frame:
+    """An open mapping (keys and values alternate in ``items``) or sequence."""
+
+    __slots__ = ("items", "keys", "mapping", "start")
+
+    def __init__(self, start: Any, *, mapping: bool) -> None:
+        self.items: list[Any] = []
+        self.keys: list[Any] = []  # the key events of a mapping, for error lines
+        self.mapping = mapping
+        self.start = start
+
+
+def _build(next_event: Callable[[], Any]) -> Any:
+    """Plain data from a stream of parser events, refusing what strict YAML refuses."""
+    stack: list[_Frame] = []
+    documents = 0
+    maybe_not_str = _MAYBE_NOT_STR
+    while True:
+        event = next_event()
+        kind = event.__class__
+        plain: str | None = None
+        if kind is _SCALAR:
+            if event.anchor is not None:
+                raise _Refused("anchors and aliases are not allowed", _line(event))
+            value: str = event.value
+            if event.style == '"':  # escapes like \ud800 can make a lone surrogate
+                surrogate = _SURROGATE.search(value)
+                if surrogate is not None:
+                    raise _Refused(_surrogate(surrogate[0]), _line(event))
+            if event.tag is not None:
+                data: Any = _tagged(event.tag, value, event)
+            elif not event.implicit[0]:
+                data = value
+            else:
+                plain = value
+                data = value if value and value[0] not in maybe_not_str else _core(value, event)
+        elif kind is _MAPPING or kind is _SEQUENCE:
+            mapping = kind is _MAPPING
+            if event.anchor is not None:
+                raise _Refused("anchors and aliases are not allowed", _line(event))
+            if event.tag not in (_MAP_TAGS if mapping else _SEQ_TAGS):
+                raise _Refused(_tag_problem(event.tag), _line(event))
+            if len(stack) >= MAX_DEPTH:
+                raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", _line(event))
+            stack.append(_Frame(event, mapping=mapping))
+            continue
+        elif kind is yaml.MappingEndEvent:
+            frame = stack.pop()
+            items = frame.items
+            data = dict(zip(items[::2], items[1::2], strict=True))
+            if len(data) * 2 != len(items):
+                _duplicate(frame)
+            event = frame.start
+        elif kind is yaml.SequenceEndEvent:
+            frame = stack.pop()
+            data = frame.items
+            event = frame.start
+        elif kind is yaml.AliasEvent:
+            raise _Refused("anchors and aliases are not allowed", _line(event))
+        elif kind is yaml.DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise _Refused(
+                    "expected a single document in the stream, but found another document",
+                    _line(event),
+                )
+            continue
+        elif kind is yaml.StreamEndEvent or event is None:
+            return None
+        else:
+            continue
+        if not stack:
+            return _rest(next_event, data)
+        parent = stack[-1]
+        if parent.mapping and not len(parent.items) & 1:
+            if plain == "<<":
+                raise _Refused("merge keys (<<) are not allowed", _line(event))
+            if data.__class__ is not str:
+                raise _Refused(f"mapping keys must be strings, got {data!r}", _line(event))
+            parent.keys.append(event)
+        parent.items.append(data)
+
+
+def _rest(next_event: Callable[[], Any], root: Any) -> Any:
+    """``root`` once the stream has no second document."""
+    while True:
+        event = next_event()
+        if event is None or event.__class__ is yaml.StreamEndEvent:
+            return root
+        if event.__class__ is yaml.DocumentStartEvent:
+            raise _Refused(
+                "expected a single document in the stream, but found another document",
+                _line(event),
+            )
+
+
+def _duplicate(frame: _Frame) -> None:
+    """Raise for the first key of ``frame`` that repeats an earlier one."""
+    first: dict[str, Any] = {}
+    for key, event in zip(frame.items[::2], frame.keys, strict=True):
+        if key in first:
+            line = _line(first[key])
+            where = f" (first at line {line + 1})" if line is not None else ""
+            raise _Refused(f"duplicate key {key!r}{where}", _line(event))
+        first[key] = event
+
+
+def _surrogate(char: str) -> str:
+    return f"found a lone surrogate (U+{ord(char):04X}), which is not a Unicode character"
 
 
 def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
     """Parse YAML text strictly; errors are ``YamlError`` naming ``path`` and the line."""
-    loader = PureStrictLoader if pure or not YAML_C else StrictLoader
+    parser: Any = None
     try:
-        _check_events(text, path, loader)
-        return yaml.load(text, Loader=loader)
+        parser = yaml.SafeLoader(text) if pure or not YAML_C else _Parser(text)
+        return _build(parser.get_event)
+    except _Refused as error:
+        line = error.line + 1 if error.line is not None else None
+        raise YamlError(str(error), path=path, line=line) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = str(error.problem or error.context or "invalid YAML")
@@ -102,9 +268,15 @@ def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
             problem += " (a tab: YAML indents with spaces only)"
         raise YamlError(problem, path=path, line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as error:
-        raise YamlError(str(error), path=path) from None
+        raise YamlError(str(error).replace("\n", " "), path=path) from None
+    except UnicodeEncodeError as error:  # libyaml is given UTF-8: a lone surrogate in ``text``
+        line = text.count("\n", 0, error.start) + 1
+        raise YamlError(_surrogate(text[error.start]), path=path, line=line) from None
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
+    finally:
+        if parser is not None:
+            parser.dispose()
 
 
 def decode(data: bytes, *, path: str) -> str:
@@ -117,21 +289,66 @@ def decode(data: bytes, *, path: str) -> str:
         ) from None
 
 
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _regular(mode: int, label: str) -> None:
+    """Refuse anything but a regular file before it is read (a FIFO would hang)."""
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise YamlError(f"is {kind}, not a regular file", path=label)
+
+
+def read_bytes(path: Path, *, max_bytes: int = MAX_BYTES, missing: str = "no such file") -> bytes:
+    """A regular file's bytes; missing, too large, unreadable or not a regular file is an error.
+
+    The file is checked with ``stat`` before it is opened and with ``fstat``
+    after (opened non-blocking, so a FIFO swapped in meanwhile cannot hang).
+    """
+    label = str(path)
+    try:
+        _regular(os.stat(path).st_mode, label)
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            info = os.fstat(fd)
+            _regular(info.st_mode, label)
+            if info.st_size > max_bytes:
+                raise YamlError(
+                    f"file is {info.st_size} bytes, more than the limit of {max_bytes}", path=label
+                )
+            chunks: list[bytes] = []
+            size = 0
+            while chunk := os.read(fd, max(min(max_bytes + 1 - size, 1 << 20), 1)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > max_bytes:
+                    raise YamlError(f"file is more than the limit of {max_bytes} bytes", path=label)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        raise YamlError(missing, path=label) from None
+    except OSError as error:
+        raise YamlError(f"cannot read: {error.strerror or error}", path=label) from None
+    return b"".join(chunks)
+
+
 def read_text(path: Path, *, max_bytes: int = MAX_BYTES, missing: str = "no such file") -> str:
     """A file's UTF-8 text; too large, missing, unreadable, undecodable or blank is an error."""
     label = str(path)
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise YamlError(f"file is {size} bytes, more than the limit of {max_bytes}", path=label)
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise YamlError(missing, path=label) from None
-    except IsADirectoryError:
-        raise YamlError("is a directory, not a file", path=label) from None
-    except OSError as error:
-        raise YamlError(f"cannot read: {error.strerror}", path=label) from None
-    text = decode(data, path=label)
+    text = decode(read_bytes(path, max_bytes=max_bytes, missing=missing), path=label)
     if not text.strip():
         raise YamlError("file is empty", path=label)
     return text
@@ -150,7 +367,7 @@ def dumps(data: Any) -> str:
 def locate(text: str, keys: Sequence[str | int]) -> int | None:
     """The 1-based line of the node at ``keys`` in ``text`` (or of its nearest parent)."""
     try:
-        node = yaml.compose(text, Loader=PureStrictLoader)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
     line = node.start_mark.line + 1 if node is not None else None

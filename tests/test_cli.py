@@ -94,16 +94,23 @@ def test_diff(project: Path) -> None:
     )
 
 
-def test_module_entry_point() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "headerlock", "--help"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert result.returncode == 0
-    assert "demo" in result.stdout and "replay" in result.stdout
+def test_module_entry_point_exits_with_the_command_exit_code() -> None:
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "headerlock", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    rec = ROOT / "recordings"
+    differ = module("diff", str(rec / "tool-turn.yaml"), str(rec / "text-turn.yaml"))
+    assert differ.returncode == 1, differ.stderr
+    assert "events[1].data.content: 'What do my notes say?' ->" in differ.stdout
+    missing = module("diff", str(rec / "no-such.yaml"), str(rec / "text-turn.yaml"))
+    assert missing.returncode == 2, missing.stderr
+    assert "no-such.yaml: no such recording" in missing.stderr
 
 
 # -- secrets ---------------------------------------------------------------------------

@@ -24,8 +24,8 @@ A, B, C = ToolSchema("a", "A"), ToolSchema("b", "B"), ToolSchema("c", "C")
 
 def test_canonical_form_omits_empty_parts() -> None:
     assert RequestHeader({"model": "m"}).to_data() == {"config": {"model": "m"}}
-    full = RequestHeader({"model": "m"}, "sys", (A,), ({"role": "user", "content": "x"},))
-    assert set(full.to_data()) == {"config", "system", "tools", "message_prefix"}
+    full = RequestHeader({"model": "m"}, "sys", (A,))
+    assert set(full.to_data()) == {"config", "system", "tools"}
     assert RequestHeader.from_data(full.to_data()) == full
 
 

@@ -43,7 +43,9 @@ EXPORTED = [
     "PromptAssembly",
     "ReconstructionError",
     "Recording",
+    "RecordingClashError",
     "RecordingError",
+    "RecordingRunError",
     "ReplayAdapter",
     "ReplayError",
     "ReplayMismatch",
@@ -51,6 +53,7 @@ EXPORTED = [
     "RequestHeader",
     "Scenario",
     "ScenarioError",
+    "ScriptExhaustedError",
     "ScriptedAdapter",
     "Section",
     "SerializationError",
@@ -76,6 +79,10 @@ EXPORTED = [
     "TurnReason",
     "TurnResult",
     "UnorderedValueError",
+    "WireMismatch",
+    "WireOrderError",
+    "WireRecordingError",
+    "WireToolError",
     "WorkspaceError",
     "YamlError",
     "apply_header_delta",
@@ -99,7 +106,7 @@ def test_all_lists_exactly_the_exported_members() -> None:
 
 
 def test_all_is_sorted() -> None:
-    assert EXPORTED == sorted(EXPORTED, key=lambda n: (not n.isupper(), n))
+    assert sorted(EXPORTED, key=lambda n: (not n.isupper(), n)) == EXPORTED
 
 
 @pytest.mark.parametrize("name", EXPORTED)

@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import flaky_plugins
-from headerlock import AgentApp, ScriptedAdapter
+from headerlock import AgentApp, ScriptedAdapter, ToolSchema
 from headerlock.errors import (
     CorruptLogError,
     HeaderlockError,
@@ -31,6 +31,7 @@ from headerlock.formats.scrub import scrub_events
 from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.header import RequestHeader, fold_request_header
 from headerlock.runtime.session import Event
+from headerlock.strategies import tool_sets
 from headerlock.testing.project import Project
 from headerlock.testing.scenarios import parse_fixture as parse_scenario
 from model_server import Behaviour, model_server, text_chunks
@@ -128,14 +129,19 @@ def test_the_api_key_never_reaches_recordings_logs_or_errors(tmp_path: Path) -> 
                 cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
                 env=subprocess_env(HEADERLOCK_BASE_URL=server.base_url, HEADERLOCK_API_KEY=SECRET, OPENAI_LOG="debug"),
             )  # fmt: skip
-        assert result.returncode == 0, result.stderr
         assert server.received[0]["headers"]["authorization"] == f"Bearer {SECRET}"
-        recording = (tmp_path / "recordings" / "text-turn.yaml").read_text()
-        outputs.append(recording)
+        path = tmp_path / "recordings" / "text-turn.yaml"
+        recording = path.read_text() if path.exists() else ""
+        outputs.append((result, recording))
         for text in (result.stdout, result.stderr, recording):
             assert SECRET not in text
-    assert "the model endpoint answered HTTP 401: Incorrect API key provided: ***" in outputs[0]
-    assert "content: PONG" in outputs[1]
+    (failed, nothing), (passed, recorded) = outputs
+    # a rejected live run is not a recording: non-zero exit, nothing written, the reason said
+    assert failed.returncode != 0, failed.stdout + failed.stderr
+    assert nothing == ""
+    assert "HTTP 401: Incorrect API key provided: ***" in failed.stdout + failed.stderr
+    assert passed.returncode == 0, passed.stderr
+    assert "content: PONG" in recorded
 
 
 # -- runtime faults -----------------------------------------------------------
@@ -170,6 +176,33 @@ def test_a_raising_agent_error_listener_is_contained_and_reported() -> None:
     assert results[0].reason.kind == "error"
     assert [(n, str(e)) for n, e in reported] == [("agent/error", "observer crashed")]
     assert app.session.events[-1].type == "turn/end"
+
+
+def test_a_raising_session_subscriber_does_not_wedge_the_agent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = AgentApp({}, adapter=ScriptedAdapter(["one", "two"]))
+    seen: list[str] = []
+    reported: list[tuple[str, Exception]] = []
+
+    def crash_on_first(event: Event) -> None:
+        seen.append(event.type)
+        if len(seen) == 1:
+            raise RuntimeError("subscriber crashed")
+
+    app.session.subscribe(crash_on_first)
+    app.session.subscribe(lambda event: seen.append(f"second saw {event.type}"))
+    app.ctx.on("internal/error", lambda name, error: reported.append((name, error)))
+    with caplog.at_level("ERROR", logger="headerlock"):
+        results = run_turns(app)
+    assert [(r.reason.kind, r.text) for r in results] == [("stop", "one"), ("stop", "two")]
+    assert app.state == "idle"
+    assert seen[:2] == ["turn/start", "second saw turn/start"]
+    events = app.session.events
+    assert [e.type for e in events].count("turn/end") == 2
+    assert len(seen) == 2 * len(events)
+    assert [(n, str(e)) for n, e in reported] == [("session/subscriber", "subscriber crashed")]
+    assert "session subscriber raised RuntimeError on turn/start (seq 1)" in caplog.text
 
 
 FAULTY_SCENARIOS = {
@@ -300,14 +333,31 @@ def event_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
     ]
 
 
+HEADER_TYPES = ("request/header", "request/header-delta")
+
+
 @settings(max_examples=200)
-@given(event_lists())
-def test_fuzz_fold_returns_a_header_or_a_corrupt_log_error(events: list[dict[str, Any]]) -> None:
+@given(event_lists(), tool_sets(max_size=2))
+def test_fuzz_fold_reads_only_header_events_and_names_the_bad_one(
+    events: list[dict[str, Any]], tools: list[ToolSchema]
+) -> None:
+    log = [Event.from_data(e) for e in events]
+    header_seqs = [e.seq for e in log if e.type in HEADER_TYPES]
+    header: RequestHeader | CorruptLogError | None
     try:
-        header = fold_request_header(Event.from_data(e) for e in events)
-    except CorruptLogError:
+        header = fold_request_header(log)
+    except CorruptLogError as error:
+        header = error
+    if isinstance(header, CorruptLogError):
+        assert header.seq in header_seqs  # the error names the bad event
         return
-    assert header is None or isinstance(header, RequestHeader)
+    assert (header is None) == (not header_seqs)
+    assert fold_request_header(e for e in log if e.type in HEADER_TYPES) == header
+    if header is not None:
+        assert RequestHeader.from_data(header.to_data()) == header
+    last = RequestHeader({"model": "m"}, "sys", tuple(tools))
+    full = Event("request/header", len(log) + 1, {"header": last.to_data(), "reason": "fallback"})
+    assert fold_request_header([*log, full]) == last
 
 
 @settings(max_examples=200)
@@ -315,7 +365,7 @@ def test_fuzz_fold_returns_a_header_or_a_corrupt_log_error(events: list[dict[str
 @example(
     [{"seq": 1, "type": "turn/end", "data": {"elapsed_ms": None, "tools": [{}]}}]
 )  # found by fuzzing
-def test_fuzz_scrub_is_idempotent_and_the_loader_raises_only_its_errors(
+def test_fuzz_scrub_is_idempotent_and_the_loader_agrees_with_the_validator(
     events: list[dict[str, Any]],
 ) -> None:
     once = scrub_events(events)
@@ -328,10 +378,16 @@ def test_fuzz_scrub_is_idempotent_and_the_loader_raises_only_its_errors(
         "header_class": "default",
         "events": events,
     }
-    with contextlib.suppress(RecordingError):
-        recording_from_data(document, path="fuzz.yaml")
-    with contextlib.suppress(RecordingError, ValueError):
-        parse_recording(dumps(document), path="fuzz.yaml")
+    text = dumps(document)  # JSON-like data is always writable
+    try:
+        expected = recording_from_data(document, path="fuzz.yaml")
+    except RecordingError:
+        with pytest.raises(RecordingError):
+            parse_recording(text, path="fuzz.yaml")
+        return
+    loaded = parse_recording(text, path="fuzz.yaml")
+    assert loaded == expected
+    assert loaded.to_text() == text
 
 
 @settings(max_examples=100)

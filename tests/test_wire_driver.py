@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-AGENT = '''
+AGENT = """
 import openai
 from headerlock import order_wire_tools
 
@@ -42,7 +42,7 @@ def set_built(prompt):
 
 def ordered(prompt):
     return _ask(prompt, order_wire_tools(tools()))
-'''
+"""
 
 FIXTURE = """app: wire
 pin: true

@@ -8,7 +8,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     ├── ConfigError (ValueError) ............ a configuration value is invalid
     │   ├── ToolOrderError .................. a tool_order policy is malformed or unsatisfiable
     │   ├── UnorderedValueError (TypeError) . a set where bytes need a deterministic order
-    │   └── RecordingClashError ............. two tests would write the same recording file
+    │   ├── RecordingClashError ............. two tests would write the same recording file
+    │   └── WireToolError ................... a tool given to order_wire_tools has no known shape
     ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
     │   ├── ScenarioError ................... a fixture (scenario) file is invalid
@@ -25,6 +26,7 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     ├── AgentError .......................... the agent runtime failed while running
     │   ├── AssemblyError ................... a system-prompt/assemble listener broke the contract
     │   ├── ModelError ...................... the model adapter failed
+    │   │   └── ScriptExhaustedError ........ a scripted model got a request after its last reply
     │   ├── ReplayError ..................... a recording has no model output where one is needed
     │   ├── ToolExecutionError .............. a tool call could not be carried out
     │   ├── ToolInputError (ValueError) ..... a tool was called with arguments it cannot use
@@ -324,7 +326,7 @@ class RecordingRunError(CheckFailed):
 # -- wire capture ----------------------------------------------------------------------
 
 
-class ScriptExhaustedError(HeaderlockError):
+class ScriptExhaustedError(ModelError):
     """A scripted model got a request after its last reply.
 
     ``request`` is the 1-based number of the request that ran out, ``replies``
@@ -342,7 +344,7 @@ class ScriptExhaustedError(HeaderlockError):
         self.replies = replies
 
 
-class WireToolError(HeaderlockError, ValueError):
+class WireToolError(ConfigError):
     """A tool passed to ``order_wire_tools`` has no known shape or a value JSON lacks.
 
     ``index`` is the tool's position in the list given (``None`` when the list
@@ -350,7 +352,7 @@ class WireToolError(HeaderlockError, ValueError):
     """
 
     def __init__(self, message: str, *, index: int | None = None, name: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, key=f"tools[{index}]" if index is not None else "tools")
         self.index = index
         self.name = name
 

@@ -20,26 +20,35 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from headerlock.errors import ScriptExhaustedError, WireMismatch, WireRecordingError
+    from headerlock.errors import (
+        ScriptExhaustedError,
+        WireMismatch,
+        WireOrderError,
+        WireRecordingError,
+    )
     from headerlock.runtime.wire_tools import order_wire_tools
     from headerlock.testing.wire.lock import WireHeader, WireLock, WireRequest, WireRun, lock
     from headerlock.testing.wire.order import (
         assert_order_invariant,
         assert_order_invariant_async,
     )
+    from headerlock.testing.wire.recipes import order_by_name, pydantic_ai_prepare_tools
 
 _LAZY: dict[str, str] = {
     "ScriptExhaustedError": "headerlock.errors",
     "WireHeader": "headerlock.testing.wire.lock",
     "WireLock": "headerlock.testing.wire.lock",
     "WireMismatch": "headerlock.errors",
+    "WireOrderError": "headerlock.errors",
     "WireRecordingError": "headerlock.errors",
     "WireRequest": "headerlock.testing.wire.lock",
     "WireRun": "headerlock.testing.wire.lock",
     "assert_order_invariant": "headerlock.testing.wire.order",
     "assert_order_invariant_async": "headerlock.testing.wire.order",
     "lock": "headerlock.testing.wire.lock",
+    "order_by_name": "headerlock.testing.wire.recipes",
     "order_wire_tools": "headerlock.runtime.wire_tools",
+    "pydantic_ai_prepare_tools": "headerlock.testing.wire.recipes",
 }
 
 __all__ = [
@@ -47,13 +56,16 @@ __all__ = [
     "WireHeader",
     "WireLock",
     "WireMismatch",
+    "WireOrderError",
     "WireRecordingError",
     "WireRequest",
     "WireRun",
     "assert_order_invariant",
     "assert_order_invariant_async",
     "lock",
+    "order_by_name",
     "order_wire_tools",
+    "pydantic_ai_prepare_tools",
 ]
 
 

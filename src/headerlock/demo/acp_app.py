@@ -7,6 +7,7 @@ Each ``session/new`` starts an ``AgentApp`` in the session's ``cwd``; a
 session updates. Every recorded request header is also announced with the
 extension notification ``_headerlock/request_header`` ``{sessionId, reason,
 tools}``, and ``_headerlock/session_log`` ``{sessionId}`` returns a session's log.
+Every JSON object sent has its keys in canonical order (tool schemas included).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from headerlock.demo.launch import add_launch_arguments, load_app_config, load_script
 from headerlock.errors import ConfigError, HeaderlockError
 from headerlock.runtime.app import AgentApp
+from headerlock.runtime.canonical import sorted_keys
 from headerlock.runtime.config import AcpAppConfig, SpineConfig, forward
 from headerlock.runtime.header import fold_request_header
 from headerlock.runtime.llm import LlmAdapter
@@ -95,7 +97,10 @@ class AcpAgent:
             update = lib.update_agent_message_text(data["text"])
         elif event.type == TOOL_CALL:
             update = lib.start_tool_call(
-                data["id"], data["name"], status="in_progress", raw_input=dict(data["arguments"])
+                data["id"],
+                data["name"],
+                status="in_progress",
+                raw_input=sorted_keys(data["arguments"]),
             )
         elif event.type == TOOL_RESULT:
             update = lib.update_tool_call(
@@ -110,7 +115,7 @@ class AcpAgent:
                 "tools": list(header.tool_names()) if header else [],
             }
             return lambda sid: conn.ext_notification(
-                HEADER_NOTIFICATION, {"sessionId": sid, **params}
+                HEADER_NOTIFICATION, sorted_keys({"sessionId": sid, **params})
             )
         else:
             return None
@@ -144,7 +149,7 @@ class AcpAgent:
         app = self.sessions.get(str(params.get("sessionId")))
         if app is None:
             raise lib.RequestError.invalid_params({"sessionId": "unknown session"})
-        return {"events": app.session.to_data()}
+        return {"events": sorted_keys(app.session.to_data())}
 
     async def close(self) -> None:
         for app in self.sessions.values():

@@ -19,6 +19,7 @@ from headerlock.runtime.config import SpineConfig, StdioAppConfig, forward
 from headerlock.runtime.header import fold_request_header
 from headerlock.runtime.llm import LlmAdapter
 from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, Event
+from headerlock.runtime.threads import start_daemon, wait_awake
 
 
 async def run_stdio(app: AgentApp, *, prompt: str, stdin: TextIO, stdout: TextIO) -> int:
@@ -36,7 +37,9 @@ async def run_stdio(app: AgentApp, *, prompt: str, stdin: TextIO, stdout: TextIO
     async with app:
         while True:
             print(prompt, end="", file=stdout, flush=True)
-            line = await asyncio.to_thread(stdin.readline)
+            # Not asyncio.to_thread: asyncio.run would join that thread at exit, so
+            # Ctrl-C at the prompt would wait for a line that never comes.
+            line = await wait_awake(start_daemon(stdin.readline, name="stdin"))
             if not line:
                 print(file=stdout)
                 break

@@ -15,12 +15,12 @@ from headerlock.runtime.config import (
     forward,
     parse_config,
 )
-from headerlock.runtime.context import Context, Plugin
+from headerlock.runtime.context import INTERNAL_ERROR, Context, Plugin
 from headerlock.runtime.llm import LlmAdapter, LlmService
 from headerlock.runtime.loop import AgentLoop, TurnResult
 from headerlock.runtime.plugins import resolve_plugin
 from headerlock.runtime.reconstruct import install_reconstructability_check
-from headerlock.runtime.session import SessionLog
+from headerlock.runtime.session import SUBSCRIBER_ERROR, Event, SessionLog
 from headerlock.runtime.system_prompt import SystemPrompt
 from headerlock.runtime.tools import ToolRegistry
 from headerlock.runtime.workspace import Workspace
@@ -56,6 +56,8 @@ class AgentApp:
         self.adapter = adapter
         self.workspace = Path(workspace) if workspace is not None else Path.cwd()
         self.session = session if session is not None else SessionLog()
+        if self.session.on_subscriber_error is None:
+            self.session.on_subscriber_error = self._report_subscriber_error
         self.invariants = invariants
         self.ctx = Context()
         self._loop: AgentLoop | None = None
@@ -78,7 +80,8 @@ class AgentApp:
         return self._loop
 
     async def start(self) -> None:
-        """Provide the services and load all plugins concurrently."""
+        """Provide the services and load all plugins concurrently, each within
+        ``plugin_timeout`` seconds."""
         if self.state != "new":
             raise AppStateError(f"start() called on a {self.state} app")
         ctx = self.ctx
@@ -98,7 +101,7 @@ class AgentApp:
             install_reconstructability_check(ctx, self.session)
         try:
             configured = [resolve_plugin(p) for p in self.config.plugins]
-            await ctx.load_plugins([*self.plugins, *configured])
+            await ctx.load_plugins([*self.plugins, *configured], timeout=self.config.plugin_timeout)
         except BaseException:
             ctx.dispose()
             self.ctx = Context()
@@ -110,6 +113,10 @@ class AgentApp:
         if self._stopped:
             raise AppStateError("the app is stopped")
         return await self.loop.run_turn(prompt, trigger=trigger)
+
+    def _report_subscriber_error(self, event: Event, error: Exception) -> None:
+        """A session subscriber raised (the session log already logged it)."""
+        self.ctx.emit(INTERNAL_ERROR, SUBSCRIBER_ERROR, error)
 
     async def stop(self) -> None:
         """Unload every plugin and service."""

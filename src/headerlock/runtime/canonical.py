@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from headerlock.runtime.frozen import thaw
@@ -11,6 +12,17 @@ from headerlock.runtime.frozen import thaw
 def canonical_json(value: Any) -> str:
     """Serialize with sorted keys and no insignificant whitespace."""
     return json.dumps(thaw(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sorted_keys(value: Any) -> Any:
+    """Plain data whose mappings have their keys in ``canonical_json`` order at every
+    depth (lists keep theirs): any JSON encoder that keeps insertion order, as the
+    SDKs' do, then writes canonical bytes."""
+    if isinstance(value, Mapping):
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [sorted_keys(item) for item in value]
+    return value
 
 
 def code_unit_key(text: str) -> bytes:

@@ -45,9 +45,11 @@ class LoopConfig(Schema):
 
 
 class SpineConfig(SystemPromptConfig, LoopConfig):
-    """The agent core: the intersection of its owners' schemas, plus plugins."""
+    """The agent core: the intersection of its owners' schemas, plus plugins
+    (``plugin_timeout``: seconds each plugin has to load)."""
 
     plugins: list[str] = Field(default_factory=list)
+    plugin_timeout: float = Field(default=30.0, gt=0)
 
 
 class StdioAppConfig(SpineConfig):

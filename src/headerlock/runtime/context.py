@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from headerlock.errors import PluginError, ServiceConflictError, ServiceNotFoundError
+from headerlock.errors import (
+    PluginError,
+    PluginTimeoutError,
+    ServiceConflictError,
+    ServiceNotFoundError,
+)
+from headerlock.runtime.threads import is_coroutine_callable, start_daemon
 from headerlock.runtime.tools import Dispose, ToolRegistry
 
 logger = logging.getLogger("headerlock")
@@ -175,10 +184,13 @@ class Context:
         return value
 
     # -- plugins -------------------------------------------------------------
-    async def plugin(self, plugin: Plugin, config: Any = None) -> Context:
+    async def plugin(
+        self, plugin: Plugin, config: Any = None, *, timeout: float | None = None
+    ) -> Context:
         """Load one plugin into a fork of this context and return that fork.
 
-        Dispose the returned context to unload the plugin.
+        A load that takes longer than ``timeout`` seconds raises
+        ``PluginTimeoutError``. Dispose the returned context to unload the plugin.
         """
         label = plugin_label(plugin)
         if not callable(plugin):
@@ -190,23 +202,23 @@ class Context:
                 raise PluginError(
                     f"plugin {label} takes no config, but config was given", plugin=label
                 )
-            result = plugin(child, config) if takes_config else plugin(child)
-            if inspect.isawaitable(result):
-                await result
+            await _call_plugin(plugin, (child, config) if takes_config else (child,), timeout)
         except BaseException:
             child.dispose()
             raise
         return child
 
-    async def load_plugins(self, plugins: Iterable[Plugin | tuple[Plugin, Any]]) -> list[Context]:
+    async def load_plugins(
+        self, plugins: Iterable[Plugin | tuple[Plugin, Any]], *, timeout: float | None = None
+    ) -> list[Context]:
         """Load plugins concurrently; registration follows completion order.
 
-        If any plugin fails, the ones that loaded are unloaded and the first
-        error is raised.
+        Each plugin has ``timeout`` seconds to load. If any plugin fails, the
+        ones that loaded are unloaded and the first error is raised.
         """
         specs = [p if isinstance(p, tuple) else (p, None) for p in plugins]
         results = await asyncio.gather(
-            *(self.plugin(p, c) for p, c in specs), return_exceptions=True
+            *(self.plugin(p, c, timeout=timeout) for p, c in specs), return_exceptions=True
         )
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
@@ -215,6 +227,50 @@ class Context:
                     r.dispose()
             raise errors[0]
         return cast("list[Context]", results)
+
+
+async def _call_plugin(plugin: Plugin, args: tuple[Any, ...], timeout: float | None) -> None:
+    """Call ``plugin(*args)`` and await what it returns, within ``timeout`` seconds.
+
+    A sync plugin runs in a daemon thread while the loop waits for it, as it
+    would wait for the plugin run in place (so registrations never race), but
+    in slices: the timeout fires, a cancellation (Ctrl-C) is seen, and a plugin
+    that never returns is abandoned, not joined.
+    """
+    started = time.monotonic()
+    if is_coroutine_callable(plugin):
+        result = plugin(*args)
+    else:
+        future = start_daemon(plugin, *args, name="plugin")
+        task = asyncio.current_task()
+        deadline = math.inf if timeout is None else started + timeout
+        while not future.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _timed_out(plugin, timeout)
+            concurrent.futures.wait([future], min(left, _WAIT_SLICE))
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
+        result = future.result()
+    if not inspect.isawaitable(result):
+        return
+    remaining = None if timeout is None else max(timeout - (time.monotonic() - started), 0.0)
+    scope = asyncio.timeout(remaining)
+    try:
+        async with scope:
+            await result
+    except TimeoutError:
+        if scope.expired():
+            raise _timed_out(plugin, timeout) from None
+        raise
+
+
+_WAIT_SLICE = 0.05
+"""How often a wait for a sync plugin looks at its timeout and for a cancellation."""
+
+
+def _timed_out(plugin: Plugin, timeout: float | None) -> PluginTimeoutError:
+    return PluginTimeoutError(plugin_label(plugin), timeout=timeout or 0.0)
 
 
 def plugin_label(plugin: object) -> str:

@@ -21,22 +21,18 @@ class RequestHeader:
     config: Mapping[str, Any] = field(default_factory=FrozenDict)
     system: str = ""
     tools: tuple[ToolSchema, ...] = ()
-    message_prefix: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "config", deep_freeze(self.config))
         object.__setattr__(self, "tools", tuple(self.tools))
-        object.__setattr__(self, "message_prefix", deep_freeze(tuple(self.message_prefix)))
 
     def to_data(self) -> dict[str, Any]:
-        """Canonical plain data: empty system, tools and message prefix are omitted."""
+        """Canonical plain data: empty system and tools are omitted."""
         data: dict[str, Any] = {"config": thaw(self.config)}
         if self.system:
             data["system"] = self.system
         if self.tools:
             data["tools"] = [t.to_data() for t in self.tools]
-        if self.message_prefix:
-            data["message_prefix"] = thaw(self.message_prefix)
         return data
 
     @classmethod
@@ -45,11 +41,15 @@ class RequestHeader:
         tools = data.get("tools", ())
         if not isinstance(tools, Sequence) or isinstance(tools, str):
             raise CorruptLogError(f"header tools must be a list, got {tools!r}")
+        config, system = data.get("config", {}), data.get("system", "")
+        if not isinstance(config, Mapping):
+            raise CorruptLogError(f"header config must be a mapping, got {config!r}")
+        if not isinstance(system, str):
+            raise CorruptLogError(f"header system must be a string, got {system!r}")
         return cls(
-            config=data.get("config", {}),
-            system=data.get("system", ""),
+            config=config,
+            system=system,
             tools=tuple(ToolSchema.from_data(t) for t in tools),
-            message_prefix=tuple(data.get("message_prefix", ())),
         )
 
     def tool_names(self) -> tuple[str, ...]:
@@ -132,7 +132,6 @@ class HeaderDelta:
     config: Mapping[str, Any] | None = None
     system: SystemDelta | None = None
     tools: ToolsDelta | None = None
-    message_prefix: tuple[Mapping[str, Any], ...] | None = None
 
     def to_data(self) -> dict[str, Any]:
         """Plain data of the ``request/header-delta`` event; unchanged parts omitted."""
@@ -143,20 +142,18 @@ class HeaderDelta:
             data["system"] = self.system.to_data()
         if self.tools is not None:
             data["tools"] = self.tools.to_data()
-        if self.message_prefix is not None:
-            data["message_prefix"] = thaw(self.message_prefix)
         return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> HeaderDelta:
         """Inverse of :meth:`to_data`."""
+        config = data.get("config")
+        if "config" in data and not isinstance(config, Mapping):
+            raise CorruptLogError(f"header-delta config must be a mapping, got {config!r}")
         return cls(
-            config=deep_freeze(data["config"]) if "config" in data else None,
+            config=deep_freeze(config) if config is not None else None,
             system=SystemDelta.from_data(data["system"]) if "system" in data else None,
             tools=ToolsDelta.from_data(data["tools"]) if "tools" in data else None,
-            message_prefix=deep_freeze(tuple(data["message_prefix"]))
-            if "message_prefix" in data
-            else None,
         )
 
 
@@ -187,7 +184,6 @@ def diff_header(old: RequestHeader, new: RequestHeader) -> HeaderDelta:
         config=new.config if new.config != old.config else None,
         system=_diff_system(old.system, new.system) if new.system != old.system else None,
         tools=_diff_tools(old.tools, new.tools) if new.tools != old.tools else None,
-        message_prefix=new.message_prefix if new.message_prefix != old.message_prefix else None,
     )
 
 
@@ -197,9 +193,6 @@ def apply_header_delta(header: RequestHeader, delta: HeaderDelta) -> RequestHead
         config=header.config if delta.config is None else delta.config,
         system=header.system if delta.system is None else delta.system.apply(header.system),
         tools=header.tools if delta.tools is None else delta.tools.apply(header.tools),
-        message_prefix=header.message_prefix
-        if delta.message_prefix is None
-        else delta.message_prefix,
     )
 
 
@@ -216,8 +209,10 @@ def fold_request_header(events: Iterable[Event]) -> RequestHeader | None:
                 header = RequestHeader.from_data(event.data["header"])
             elif header is not None:
                 header = apply_header_delta(header, HeaderDelta.from_data(event.data))
-        except CorruptLogError:
-            raise
+        except CorruptLogError as error:
+            if error.seq is not None:
+                raise
+            raise CorruptLogError(f"malformed {event.type} ({error})", seq=event.seq) from None
         except (KeyError, TypeError, ValueError, AttributeError, HeaderlockError) as error:
             raise CorruptLogError(
                 f"malformed {event.type} ({type(error).__name__}: {error})", seq=event.seq

@@ -36,7 +36,7 @@ from headerlock.runtime.session import (
     SessionLog,
 )
 from headerlock.runtime.system_prompt import SystemPrompt
-from headerlock.runtime.threads import start_daemon
+from headerlock.runtime.threads import is_coroutine_callable, start_daemon, wait_awake
 from headerlock.runtime.tools import ToolHandler, ToolRegistry
 
 AGENT_ERROR: Final = "agent/error"
@@ -229,12 +229,10 @@ async def call_tool(handler: ToolHandler, arguments: Mapping[str, Any]) -> Any:
     """Run a tool handler: coroutine functions on the loop, any other callable in a
     daemon thread, so that a blocking tool neither stalls the loop nor outlives its
     timeout (the thread is abandoned, never joined). An awaitable result is awaited."""
-    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-        getattr(handler, "__call__", None)
-    ):
+    if is_coroutine_callable(handler):
         outcome = handler(arguments)
     else:
-        outcome = await asyncio.wrap_future(start_daemon(handler, arguments, name="headerlock-tool"))
+        outcome = await wait_awake(start_daemon(handler, arguments, name="tool"))
     if inspect.isawaitable(outcome):
         outcome = await outcome
     return outcome

@@ -13,7 +13,7 @@ from headerlock.runtime.messages import messages_from_events
 from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, STEP_START, SessionLog
 from headerlock.runtime.tools import Dispose
 
-_HEADER_PARTS = ("config", "system", "tools", "message_prefix")
+_HEADER_PARTS = ("config", "system", "tools")
 
 
 class ReconstructabilityCheck:
@@ -61,9 +61,7 @@ class ReconstructabilityCheck:
             if mine is not verified:
                 break
             shared += 1
-        if not is_deep_frozen(
-            (messages[shared:], request.header.config, request.header.message_prefix)
-        ):
+        if not is_deep_frozen((messages[shared:], request.header.config)):
             raise ReconstructionError("the request is not deep-frozen", part="not frozen")
         if self._at_step is None:
             raise ReconstructionError("no step/start in the log", part="no step")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from headerlock.errors import CorruptLogError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
+
+logger = logging.getLogger("headerlock")
 
 TURN_START: Final = "turn/start"
 USER_MESSAGE: Final = "user/message"
@@ -60,12 +63,25 @@ class Event:
         return cls(data["type"], data["seq"], data.get("data", {}))
 
 
+SUBSCRIBER_ERROR: Final = "session/subscriber"
+"""The name ``AgentApp`` reports a raising subscriber under on ``internal/error``."""
+
+SubscriberErrorHandler = Callable[[Event, Exception], None]
+"""Told ``(event, error)`` when a subscriber raises on ``event``."""
+
+
 class SessionLog:
-    """Append-only list of events; ``seq`` is assigned on append."""
+    """Append-only list of events; ``seq`` is assigned on append.
+
+    A subscriber that raises cannot break an append (the event is in the log
+    and the other subscribers still run): its error is logged and passed to
+    ``on_subscriber_error`` (``AgentApp`` reports it on ``internal/error``).
+    """
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         self._events: list[Event] = []
         self._listeners: list[Callable[[Event], None]] = []
+        self.on_subscriber_error: SubscriberErrorHandler | None = None
         for event in events:
             if event.seq != len(self._events) + 1:
                 raise CorruptLogError(
@@ -86,12 +102,32 @@ class SessionLog:
         return len(self._events)
 
     def append(self, type: str, data: Mapping[str, Any] | None = None) -> Event:
-        """Add an event and tell the subscribers."""
+        """Add an event and tell the subscribers; a subscriber's error is reported,
+        never raised."""
         event = Event(type, len(self._events) + 1, data or {})
         self._events.append(event)
         for listener in list(self._listeners):
-            listener(event)
+            try:
+                listener(event)
+            except Exception as error:
+                self._report(event, error)
         return event
+
+    def _report(self, event: Event, error: Exception) -> None:
+        logger.error(
+            "session subscriber raised %s on %s (seq %d): %s",
+            type(error).__name__,
+            event.type,
+            event.seq,
+            error,
+        )
+        handler = self.on_subscriber_error
+        if handler is None:
+            return
+        try:
+            handler(event, error)
+        except Exception as nested:
+            logger.error("session subscriber error handler raised %r", nested)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``listener`` with every new event; returns the unsubscribe callable."""

@@ -78,7 +78,7 @@ def tool_sets(
             return tools
         twins = draw(st.lists(st.sampled_from(tools), max_size=2, unique_by=lambda t: t.name))
         for tool in twins:
-            tools.append(draw(tool_schemas(names=st.just(tool.name))))
+            tools.append(draw(tool_schemas(names=st.just(tool.name)).filter(tool.__ne__)))
         return tools
 
     return with_twins()

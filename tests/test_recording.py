@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
-from headerlock.errors import RecordingError
+from headerlock.errors import OutputFileError, RecordingError
 from headerlock.formats.recording import load_recording, save_recording
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
@@ -77,12 +79,32 @@ def test_crlf_and_bom_read_identically(tmp_path: Path) -> None:
     assert load_recording(path) == original
 
 
-def test_save_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
+def test_save_renames_a_complete_file_over_the_old_one_and_leaves_no_temp_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     recording = load_recording(RECORDINGS / "tool-turn.yaml")
-    target = tmp_path / "out" / "tool-turn.yaml"
+    new = (RECORDINGS / "tool-turn.yaml").read_bytes()
+    target = copy(tmp_path, "text-turn")
+    old = target.read_bytes()
+    real_replace = os.replace
+    renames: list[tuple[Path, bytes, bytes]] = []
+
+    def failing_replace(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+        # What a reader could see at the moment of the rename.
+        renames.append((Path(source).parent, Path(source).read_bytes(), Path(dest).read_bytes()))
+        raise OSError(errno.EIO, "injected rename failure")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OutputFileError, match=r"text-turn\.yaml"):
+        save_recording(recording, target)
+    assert renames == [(tmp_path, new, old)]
+    assert target.read_bytes() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["text-turn.yaml"]
+
+    monkeypatch.setattr(os, "replace", real_replace)
     save_recording(recording, target)
-    assert target.read_bytes() == (RECORDINGS / "tool-turn.yaml").read_bytes()
-    assert [p.name for p in target.parent.iterdir()] == ["tool-turn.yaml"]
+    assert target.read_bytes() == new
+    assert [p.name for p in tmp_path.iterdir()] == ["text-turn.yaml"]
 
 
 def test_missing_and_empty(tmp_path: Path) -> None:

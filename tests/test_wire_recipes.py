@@ -1,5 +1,5 @@
-"""docs/recipes.md: every recipe runs as written and passes the wire order check, and
-fails it once its one recipe line is taken out."""
+"""The README's framework recipes: every recipe runs as written and passes the wire
+order check, and fails it once its one recipe line is taken out."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from headerlock.errors import WireOrderError
 
-DOC = Path(__file__).parent.parent / "docs" / "recipes.md"
+DOC = Path(__file__).parent.parent / "README.md"
 BLOCK = re.compile(r"<!-- recipe: (?P<name>[\w-]+) -->\n```python\n(?P<code>.*?)\n```", re.S)
 RECIPES: dict[str, str] = {m["name"]: m["code"] for m in BLOCK.finditer(DOC.read_text("utf-8"))}
 

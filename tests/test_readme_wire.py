@@ -1,0 +1,51 @@
+"""The README's "Testing your own agent" examples run as written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"<!-- example: (?P<name>[\w-]+) -->\n```\w+\n(?P<code>.*?)\n```", re.S)
+EXAMPLES = {m["name"]: m["code"] for m in BLOCK.finditer(README.read_text("utf-8"))}
+
+
+def test_the_lock_example_records_then_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(compile(EXAMPLES["lock"], "README.md:lock", "exec"), {"__name__": "readme_lock"})
+    text = (tmp_path / "recordings" / "agent.yaml").read_text()
+    assert "kind: wire" in text
+    assert "sk-test" not in text
+
+
+def test_the_pytest_example_records_then_replays(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=EXAMPLES["pytest"])
+    recorded = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+    recorded.assert_outcomes(passed=1)
+    assert list((pytester.path / "recordings").rglob("*.yaml"))
+    replayed = pytester.runpytest_subprocess("-p", "no:randomly")
+    replayed.assert_outcomes(passed=1)
+
+
+def test_the_fixture_example_records_and_replays(tmp_path: Path) -> None:
+    agent = EXAMPLES["lock"].split("# Record:")[0]  # the agent half of the lock example
+    (tmp_path / "my_agent.py").write_text(agent)
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "hello.yaml").write_text(EXAMPLES["fixture"] + "\n")
+    for command in ("record", "replay"):
+        result = subprocess.run(
+            [sys.executable, "-m", "headerlock", command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -17,15 +17,17 @@ from headerlock import TOOL_ORDER_REST, ToolSchema, order_tools
 from headerlock.errors import ConfigError, RecordingError
 from headerlock.formats.recording import load_recording
 from headerlock.formats.scrub import (
-    MIN_SECRET_LENGTH,
-    REDACT_ENV_VAR,
     SYSTEM_PLACEHOLDER,
     TOOLS_PLACEHOLDER,
     find_secret,
-    redact_env,
     restore_header,
     scrub_events,
     scrub_transcript,
+)
+from headerlock.formats.secrets import (
+    MIN_SECRET_LENGTH,
+    REDACT_ENV_VAR,
+    redact_env,
     secret_env,
     secret_values,
 )

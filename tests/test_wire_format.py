@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from headerlock.errors import WireRecordingError
+from headerlock.formats.secrets import SECRET, header_secrets
 from headerlock.formats.wire_recording import (
     WireEntry,
     WireRecording,
@@ -18,7 +19,7 @@ from headerlock.formats.wire_recording import (
     parse_sse,
     parse_wire_recording,
 )
-from headerlock.formats.wire_scrub import SECRET, IdTokens, Scrubber, header_secrets
+from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire.apis import detect_api, split_body
 from headerlock.testing.wire.compare import compare
 from headerlock.testing.wire.entry import build_entry

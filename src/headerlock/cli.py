@@ -30,7 +30,7 @@ from headerlock.errors import (
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
 from headerlock.formats.recording import load_recording
-from headerlock.formats.scrub import REDACT_ENV_VAR, redact_env
+from headerlock.formats.secrets import REDACT_ENV_VAR, redact_env
 from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.aio import run_sync
 from headerlock.runtime.header import fold_request_header

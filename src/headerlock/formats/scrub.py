@@ -15,13 +15,14 @@ than ``MIN_SECRET_LENGTH`` characters are not secrets.
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from headerlock.errors import ConfigError
-from headerlock.formats.wire_scrub import DEFAULT_SECRET_ENV, SECRET
+from headerlock.formats.secrets import (
+    SECRET,
+    secret_env,
+    secret_values,
+)
 from headerlock.runtime.header import RequestHeader
 from headerlock.runtime.session import (
     ASSISTANT_MESSAGE,
@@ -38,54 +39,8 @@ SYSTEM_PLACEHOLDER: Final = "<<system>>"
 WORKSPACE_TOKEN: Final = "<<workspace>>"
 TIME_KEYS: Final = ("elapsed_ms",)
 SECRET_PLACEHOLDER: Final = SECRET
-REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
-"""Names more environment variables whose values are secrets (comma- or space-separated)."""
-MIN_SECRET_LENGTH: Final = 8
-"""Shorter values are never secrets: scrubbing a common word everywhere helps no one."""
 
 Events = list[dict[str, Any]]
-
-_registered_env: list[str] = []
-
-
-def env_names(text: str, *, source: str = REDACT_ENV_VAR) -> tuple[str, ...]:
-    """The environment variable names in a comma- or space-separated list."""
-    names = tuple(name for name in re.split(r"[\s,]+", text) if name)
-    for name in names:
-        if "=" in name or "\x00" in name:
-            raise ConfigError(f"{source}: {name!r} is not an environment variable name", key=source)
-    return names
-
-
-def redact_env(names: Iterable[str], *, source: str = "--redact-env") -> Callable[[], None]:
-    """Treat the values of the environment variables ``names`` (each may be a list, as
-    for ``env_names``) as secrets in this process, until the returned function is called."""
-    added = [name for text in names for name in env_names(text, source=source)]
-    _registered_env.extend(added)
-
-    def undo() -> None:
-        for name in added:
-            if name in _registered_env:
-                _registered_env.remove(name)
-
-    return undo
-
-
-def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each secret value (longest first) and the environment variable it came from."""
-    env = os.environ if environ is None else environ
-    listed = (*DEFAULT_SECRET_ENV, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
-    found: dict[str, str] = {}
-    for name in listed:
-        value = env.get(name) or ""
-        if len(value) >= MIN_SECRET_LENGTH:
-            found.setdefault(value, name)
-    return {value: found[value] for value in sorted(found, key=lambda v: (-len(v), v))}
-
-
-def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The secrets to scrub (see ``secret_env``), longest first."""
-    return tuple(secret_env(environ))
 
 
 def _redact(text: str, secrets: Sequence[str]) -> str:

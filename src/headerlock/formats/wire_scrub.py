@@ -8,39 +8,16 @@ by first appearance, so the same traffic always gets the same tokens.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-SECRET: Final = "<<secret>>"
-SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key")
-DEFAULT_SECRET_ENV: Final = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-MIN_SECRET_LENGTH: Final = 6
-"""Shorter values are never treated as secrets (replacing ``"x"`` everywhere helps no one)."""
+from headerlock.formats.secrets import MIN_SECRET_LENGTH, SECRET
+
 MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
 
 Redact = Callable[[str], str]
-
-
-def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
-    """The secret values among request ``headers`` (each also without ``Bearer``)."""
-    found: list[str] = []
-    for name, value in headers:
-        if name.lower() not in SECRET_HEADERS:
-            continue
-        found.append(value)
-        scheme, _, token = value.partition(" ")
-        if token and scheme.lower() == "bearer":
-            found.append(token.strip())
-    return found
-
-
-def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the environment variables ``names`` that are set."""
-    env = os.environ if environ is None else environ
-    return [env[name] for name in names if env.get(name)]
 
 
 @dataclass(frozen=True, slots=True)

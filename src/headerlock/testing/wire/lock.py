@@ -21,20 +21,14 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 from headerlock.errors import ConfigError, ScriptExhaustedError, WireMismatch
+from headerlock.formats.secrets import env_secrets, header_secrets, secret_values
 from headerlock.formats.wire_recording import (
     WireRecording,
     WireResponse,
     load_wire_recording,
     save_wire_recording,
 )
-from headerlock.formats.wire_scrub import (
-    DEFAULT_SECRET_ENV,
-    IdTokens,
-    Redact,
-    Scrubber,
-    env_secrets,
-    header_secrets,
-)
+from headerlock.formats.wire_scrub import IdTokens, Redact, Scrubber
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire.apis import Split, split_body, tool_name
 from headerlock.testing.wire.compare import (
@@ -270,7 +264,7 @@ class WireLock:
         self.mode: Mode = mode
         self.pin = pin
         self._script = WireScript(script) if script is not None and mode == "record" else None
-        self._scrubber = Scrubber.of(env_secrets((*DEFAULT_SECRET_ENV, *redact_env)), redact)
+        self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
         self._stack: ExitStack | None = None
         self._session: _Session | None = None
         self.run: WireRun | None = None
@@ -373,9 +367,10 @@ def lock(
     may be ``None`` to keep the run in memory only. ``mode="replay"`` (the
     default) serves the recording and raises ``WireMismatch`` at exit when a
     request differs; ``pin`` comes from the recording. ``pin=True`` records the
-    system and tools as sent and compares their bytes. Values of auth headers
-    and of the environment variables ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``,
-    ``ANTHROPIC_API_KEY`` and ``redact_env`` become ``<<secret>>``; ``redact``
-    scrubs any other string. Yields a ``WireRun``.
+    system and tools as sent and compares their bytes. Values of auth headers,
+    of the secrets ``headerlock.formats.secrets`` lists (``HEADERLOCK_API_KEY``,
+    ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``HEADERLOCK_REDACT_ENV``, the ini
+    option) and of ``redact_env`` become ``<<secret>>``; ``redact`` scrubs any
+    other string. Yields a ``WireRun``.
     """
     return WireLock(path, mode=mode, pin=pin, script=script, redact=redact, redact_env=redact_env)

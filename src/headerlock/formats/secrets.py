@@ -1,0 +1,87 @@
+"""Which values are secrets: they become ``<<secret>>`` in every recording.
+
+The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``,
+of the variables named in ``HEADERLOCK_REDACT_ENV`` and of those registered with
+``redact_env`` (the pytest ini option ``headerlock_redact_env``, ``headerlock
+record --redact-env``), and of the request headers ``authorization``,
+``x-api-key`` and ``api-key``. Values shorter than ``MIN_SECRET_LENGTH``
+characters are never secrets: scrubbing a common word everywhere helps no one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final
+
+from headerlock.errors import ConfigError
+
+SECRET: Final = "<<secret>>"
+SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key")
+DEFAULT_SECRET_ENV: Final = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
+"""Names more environment variables whose values are secrets (comma- or space-separated)."""
+MIN_SECRET_LENGTH: Final = 8
+"""Shorter values are never secrets."""
+
+_registered_env: list[str] = []
+
+
+def env_names(text: str, *, source: str = REDACT_ENV_VAR) -> tuple[str, ...]:
+    """The environment variable names in a comma- or space-separated list."""
+    names = tuple(name for name in re.split(r"[\s,]+", text) if name)
+    for name in names:
+        if "=" in name or "\x00" in name:
+            raise ConfigError(f"{source}: {name!r} is not an environment variable name", key=source)
+    return names
+
+
+def redact_env(names: Iterable[str], *, source: str = "--redact-env") -> Callable[[], None]:
+    """Treat the values of the environment variables ``names`` (each may be a list, as
+    for ``env_names``) as secrets in this process, until the returned function is called."""
+    added = [name for text in names for name in env_names(text, source=source)]
+    _registered_env.extend(added)
+
+    def undo() -> None:
+        for name in added:
+            if name in _registered_env:
+                _registered_env.remove(name)
+
+    return undo
+
+
+def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each secret value (longest first) and the environment variable it came from."""
+    env = os.environ if environ is None else environ
+    listed = (*DEFAULT_SECRET_ENV, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
+    found: dict[str, str] = {}
+    for name in listed:
+        value = env.get(name) or ""
+        if len(value) >= MIN_SECRET_LENGTH:
+            found.setdefault(value, name)
+    return {value: found[value] for value in sorted(found, key=lambda v: (-len(v), v))}
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secrets to scrub (see ``secret_env``), longest first."""
+    return tuple(secret_env(environ))
+
+
+def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The secret values among request ``headers`` (each also without ``Bearer``)."""
+    found: list[str] = []
+    for name, value in headers:
+        if name.lower() not in SECRET_HEADERS:
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() == "bearer":
+            found.append(token.strip())
+    return found
+
+
+def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the environment variables ``names`` that are set."""
+    env = os.environ if environ is None else environ
+    return [env[name] for name in names if env.get(name)]

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+# Imported once here so that in-process pytester runs reuse them: re-importing PyYAML
+# after a run dropped it from sys.modules leaves its C extension bound to the old module.
+import headerlock.testing.pytest_items  # noqa: F401
 from model_server import Behaviour, model_server, text_chunks
 
 ROOT = Path(__file__).parents[1]
+INI_HEAD = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 SCENARIOS = ["text-turn", "tool-turn", "ordered-turn", "error-turn"]
 
 
@@ -22,7 +26,7 @@ def not_an_xdist_worker(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\ntestpaths = fixtures tests\n")
+    pytester.makeini(INI_HEAD + "testpaths = fixtures tests\naddopts = -p no:randomly\n")
     for folder in ("fixtures", "recordings"):
         (pytester.path / folder).mkdir()
         for name in SCENARIOS:
@@ -38,7 +42,7 @@ def test_scenarios_replay_as_items_with_a_guard(project: pytest.Pytester) -> Non
             "fixtures/error-turn.yaml::replay PASSED*",
             "fixtures/text-turn.yaml::replay PASSED*",
             "fixtures::headerlock-guards PASSED*",
-            f"{len(SCENARIOS)} snapshots passed.",
+            f"headerlock: {len(SCENARIOS)} recordings matched",
         ]
     )
 
@@ -64,7 +68,10 @@ def test_snapshot_update_records_and_reports_unused(project: pytest.Pytester) ->
     result = project.runpytest("--snapshot-update")
     result.assert_outcomes(passed=len(SCENARIOS) + 1)
     result.stdout.fnmatch_lines(
-        [f"{len(SCENARIOS)} snapshots generated. 1 unused snapshot deleted.*"]
+        [
+            f"headerlock: {len(SCENARIOS)} recordings written, 0 unchanged",
+            "headerlock: removed 1 unused recording: recordings/gone-turn.yaml",
+        ]
     )
     assert not stale.exists()
     for name in SCENARIOS:
@@ -78,7 +85,17 @@ def test_unused_recording_is_reported_without_update(project: pytest.Pytester) -
         ROOT / "recordings" / "tool-turn.yaml", project.path / "recordings" / "gone-turn.yaml"
     )
     result = project.runpytest()
-    result.stdout.fnmatch_lines(["*1 snapshot unused.*"])
+    result.assert_outcomes(passed=len(SCENARIOS) + 1)
+    result.stdout.fnmatch_lines(
+        [
+            "headerlock: 1 unused recording: recordings/gone-turn.yaml;"
+            " remove with: pytest --snapshot-update"
+        ]
+    )
+    assert result.ret == 1
+    assert (project.path / "recordings" / "gone-turn.yaml").exists()
+    project.runpytest("--snapshot-warn-unused").assert_outcomes(passed=len(SCENARIOS) + 1)
+    assert project.runpytest("--snapshot-warn-unused").ret == 0
 
 
 def test_update_never_deletes_the_recording_of_a_broken_fixture(project: pytest.Pytester) -> None:
@@ -117,7 +134,8 @@ def test_tampered_recording_fails_clearly(project: pytest.Pytester) -> None:
 
 def test_ini_options_choose_the_directories(pytester: pytest.Pytester) -> None:
     pytester.makeini(
-        "[pytest]\ntestpaths = scenarios\nheaderlock_fixtures = scenarios\nheaderlock_recordings = snaps\n"
+        INI_HEAD
+        + "testpaths = scenarios\nheaderlock_fixtures = scenarios\nheaderlock_recordings = snaps\n"
     )
     for folder, target in (("fixtures", "scenarios"), ("recordings", "snaps")):
         (pytester.path / target).mkdir()
@@ -163,14 +181,15 @@ def test_plain_agent(headerlock_recorder):
 
 
 def test_recorder_fixture_and_pin_marker(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.makeini(INI_HEAD + "testpaths = tests\n")
     (pytester.path / "tests").mkdir()
     test_file = pytester.path / "tests" / "test_agent.py"
     test_file.write_text(RECORDER_TEST)
     result = pytester.runpytest("--snapshot-update")
     result.assert_outcomes(passed=2)
-    pinned = (pytester.path / "recordings" / "test_pinned_agent.yaml").read_text()
-    plain = (pytester.path / "recordings" / "test_plain_agent.yaml").read_text()
+    result.stdout.fnmatch_lines(["headerlock: 2 recordings written, 0 unchanged"])
+    pinned = (pytester.path / "recordings/tests/test_agent/test_pinned_agent.yaml").read_text()
+    plain = (pytester.path / "recordings/tests/test_agent/test_plain_agent.yaml").read_text()
     assert "description: Read a file." in pinned and "pinned: true" in pinned
     assert 'tools: "<<tools>>"' in plain and "Read a file." not in plain
     pytester.runpytest().assert_outcomes(passed=2)
@@ -209,14 +228,6 @@ def test_xdist_replays_with_the_same_verdicts(project: pytest.Pytester) -> None:
     parallel.stdout.fnmatch_lines(["FAILED fixtures/ordered-turn.yaml::replay*"])
 
 
-def test_xdist_update_is_refused_and_touches_nothing(project: pytest.Pytester) -> None:
-    before = {p.name: p.read_bytes() for p in (project.path / "recordings").iterdir()}
-    result = project.runpytest_subprocess("-n", "2", "--snapshot-update")
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*--snapshot-update under pytest-xdist is refused*"])
-    assert {p.name: p.read_bytes() for p in (project.path / "recordings").iterdir()} == before
-
-
 FLAKY = """\
 pin: true
 config: {model: demo}
@@ -234,7 +245,7 @@ def test_permutations_option_passes_clean_and_fails_flaky_scenarios(
     flaky = project.path / "flaky"
     (flaky / "fixtures").mkdir(parents=True)
     (flaky / "fixtures" / "flaky-turn.yaml").write_text(FLAKY)
-    (flaky / "pytest.ini").write_text("[pytest]\ntestpaths = fixtures\n")
+    (flaky / "pytest.ini").write_text(INI_HEAD + "testpaths = fixtures\n")
     result = project.runpytest(
         "--rootdir",
         str(flaky),
@@ -261,3 +272,123 @@ def test_permutations_option_passes_clean_and_fails_flaky_scenarios(
             "*events[[]3].data.header.tools order: alpha, bravo -> bravo, alpha",
         ]
     )
+
+
+NAMES_TEST = """
+import pytest
+
+
+def test_agent(headerlock_recorder, run_app):
+    headerlock_recorder.assert_match(run_app("{flavour}"))
+
+
+def test_Agent(headerlock_recorder, run_app):
+    headerlock_recorder.assert_match(run_app("upper {flavour}"))
+
+
+@pytest.mark.parametrize("word", ["a b", "a-b", "A-b"])
+def test_word(headerlock_recorder, run_app, word):
+    headerlock_recorder.assert_match(run_app(word + " {flavour}"))
+
+
+class TestGroup:
+    def test_agent(self, headerlock_recorder, run_app):
+        headerlock_recorder.assert_match(run_app("class {flavour}"))
+
+
+@pytest.mark.headerlock_name("Custom name")
+def test_named(headerlock_recorder, run_app):
+    headerlock_recorder.assert_match(run_app("named {flavour}"))
+"""
+
+NAMES_CONFTEST = """
+import asyncio
+import pytest
+from headerlock import ToolSchema
+from headerlock.runtime.adapters.scripted import ScriptedAdapter
+from headerlock.runtime.app import AgentApp
+
+
+def run_app(word):
+    def tools(ctx):
+        ctx.tools.register(ToolSchema("read", "Read a file."), lambda a: "text")
+
+    app = AgentApp({"model": "demo", "persona": "Be brief."}, plugins=[tools],
+                   adapter=ScriptedAdapter([word]))
+    async def go():
+        async with app:
+            await app.run_turn(word)
+    asyncio.run(go())
+    return app
+
+
+@pytest.fixture(name="run_app")
+def run_app_fixture():
+    return run_app
+"""
+
+
+def test_python_recordings_never_share_a_file(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        INI_HEAD + "testpaths = tests\naddopts = -p no:randomly --import-mode=importlib\n"
+    )
+    for package in ("tests/unit", "tests/e2e"):
+        (pytester.path / package).mkdir(parents=True)
+        flavour = package.rsplit("/", 1)[1]
+        (pytester.path / package / "test_agent.py").write_text(
+            NAMES_TEST.replace("{flavour}", flavour)
+        )
+    (pytester.path / "tests" / "conftest.py").write_text(NAMES_CONFTEST)
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=14)
+    recordings = pytester.path / "recordings"
+    written = sorted(p.relative_to(recordings).as_posix() for p in recordings.rglob("*.yaml"))
+    per_file = [
+        "+custom%20name.yaml",
+        "+test+group.test_agent.yaml",
+        "test_+agent.yaml",
+        "test_agent.yaml",
+        "test_word%5b+a-b%5d.yaml",
+        "test_word%5ba%20b%5d.yaml",
+        "test_word%5ba-b%5d.yaml",
+    ]
+    assert written == [f"tests/{d}/test_agent/{n}" for d in ("e2e", "unit") for n in per_file]
+    assert len({p.name.lower() for p in (recordings / "tests/unit/test_agent").iterdir()}) == 7
+    texts = {p.read_text() for p in recordings.rglob("*.yaml")}
+    assert len(texts) == 14  # every test kept its own recording
+    pytester.runpytest().assert_outcomes(passed=14)
+
+
+CLASH_TEST = """
+import pytest
+
+
+@pytest.mark.headerlock_name("shared")
+def test_one(headerlock_recorder, run_app):
+    headerlock_recorder.assert_match(run_app("one"))
+
+
+@pytest.mark.headerlock_name("shared")
+def test_two(headerlock_recorder, run_app):
+    headerlock_recorder.assert_match(run_app("two"))
+"""
+
+
+def test_a_name_clash_is_an_error_never_an_overwrite(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI_HEAD + "testpaths = tests\naddopts = -p no:randomly\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "conftest.py").write_text(NAMES_CONFTEST)
+    (pytester.path / "tests" / "test_clash.py").write_text(CLASH_TEST)
+    shared = pytester.path / "recordings" / "tests" / "test_clash" / "shared.yaml"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("old bytes\n")
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*tests/test_clash.py::test_one and tests/test_clash.py::test_two would both write"
+            " recordings/tests/test_clash/shared.yaml; give one of them another name with"
+            " @pytest.mark.headerlock_name(...); nothing written",
+        ]
+    )
+    assert shared.read_text() == "old bytes\n"

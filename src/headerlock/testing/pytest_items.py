@@ -7,22 +7,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
 
-from headerlock.errors import HeaderlockError, MissingRecordingError, ReplayMismatch
-from headerlock.formats.fixture import Scenario, check_name
-from headerlock.formats.recording import Recording, load_recording
+from headerlock.errors import MissingRecordingError, ReplayMismatch
+from headerlock.formats.fixture import Scenario
+from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import scrub_events
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.driver import ModelSource
 from headerlock.testing.project import Project
-from headerlock.testing.pytest_plugin import (
-    KeptRecording,
-    ScenarioItem,
-    extension_of,
-    project_of,
-    updating,
-)
+from headerlock.testing.pytest_plugin import ScenarioItem, project_of, updating
 from headerlock.testing.replay import (
     compare,
     compare_recordings,
@@ -31,39 +24,42 @@ from headerlock.testing.replay import (
     recorded_replies,
     replay_scenario,
 )
+from headerlock.testing.updates import (
+    claim,
+    note_matched,
+    recording_name_of,
+    recording_path,
+    stage,
+)
 
 
-def run_scenario_item(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
+def run_scenario_item(request: pytest.FixtureRequest) -> None:
     """Replay (or, under ``--snapshot-update``, record) the item's scenario."""
     config = request.config
     project = project_of(config)
     item = request.node
     assert isinstance(item, ScenarioItem)
-    assertion = snapshot.use_extension(extension_of(config))
-    try:
-        scenario = project.scenario(item.recording_name)
-    except HeaderlockError:
-        if updating(config):
-            _keep(assertion, project.recording_path(item.recording_name))
-        raise
-    live = bool(config.getoption("headerlock_live"))
-    permutations = int(config.getoption("headerlock_permutations"))
+    path = project.recording_path(item.recording_name)
+    claim(item, path)
+    scenario = project.scenario(item.recording_name)
     asyncio.run(
         _check_scenario(
+            item,
             project,
             scenario,
-            assertion,
+            path,
             update=updating(config),
-            live=live,
-            permutations=permutations,
+            live=bool(config.getoption("headerlock_live")),
+            permutations=int(config.getoption("headerlock_permutations")),
         )
     )
 
 
 async def _check_scenario(
+    item: pytest.Item,
     project: Project,
     scenario: Scenario,
-    snapshot: SnapshotAssertion,
+    path: Path,
     *,
     update: bool,
     live: bool,
@@ -72,42 +68,39 @@ async def _check_scenario(
     if update:
         existing = project.reusable_recording(scenario.name)
         recording, output = await record_scenario(scenario, existing=existing, live=live)
-        assert snapshot == recording
-    elif live:
-        expected = project.require_recording(scenario)
-        recording, output = await record_scenario(scenario, live=True)
-        _compare(project, scenario, snapshot, expected, recording)
     else:
         expected = project.require_recording(scenario)
-        recording, output = await replay_scenario(scenario, expected)
-        _compare(project, scenario, snapshot, expected, recording)
+        if live:
+            recording, output = await record_scenario(scenario, live=True)
+        else:
+            recording, output = await replay_scenario(scenario, expected)
+        _compare(scenario, path, expected, recording)
     await project.check_pin_guard(scenario, output)
     if permutations > 0:
         from headerlock.testing.order_check import check_scenario_orders  # imports Hypothesis
 
         model = ModelSource(replies=recorded_replies(recording))
         await check_scenario_orders(scenario, model, permutations)
+    if update:
+        stage(item, path, recording.to_text(), lambda: save_recording(recording, path))
+    else:
+        note_matched(item, path)
 
 
-def _keep(snapshot: SnapshotAssertion, path: Path) -> None:
-    """Mark an existing recording as used (unchanged), so an update never deletes it."""
-    if path.exists():
-        assert snapshot == KeptRecording(path.read_text(encoding="utf-8"))
-
-
-def _compare(
-    project: Project,
-    scenario: Scenario,
-    snapshot: SnapshotAssertion,
-    expected: Recording,
-    actual: Recording,
-) -> None:
-    if snapshot == actual:
+def _compare(scenario: Scenario, path: Path, expected: Recording, actual: Recording) -> None:
+    if _text(path) == actual.to_text():
         return
-    compare(scenario, expected, actual, path=project.recording_path(scenario.name))
+    compare(scenario, expected, actual, path=path)
     raise ReplayMismatch(
         f"{scenario.name}: recording differs; {record_command(scenario)}", scenario=scenario.name
     )
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def run_guards(config: pytest.Config) -> None:
@@ -115,20 +108,27 @@ def run_guards(config: pytest.Config) -> None:
     asyncio.run(project_of(config).check_files())
 
 
+def _old_name(raw: str) -> str:
+    """The file name the recorder used before test files had their own directories."""
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw.lower()).strip("-.")
+
+
 class Recorder:
     """Normalizes an ``AgentApp``'s session log and compares it with its recording."""
 
-    def __init__(self, request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
+    def __init__(self, request: pytest.FixtureRequest) -> None:
         self._request = request
-        self._snapshot = snapshot.use_extension(extension_of(request.config))
 
     @property
     def name(self) -> str:
-        """The recording name: the ``headerlock_name`` marker, or the test's name."""
-        marker = self._request.node.get_closest_marker("headerlock_name")
-        raw = marker.args[0] if marker else self._request.node.name
-        safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in raw.lower()).strip("-.")
-        return check_name(safe, path=str(self._request.node.path))
+        """The recording name: the ``headerlock_name`` marker, or the test's name in its
+        file (``Class.test[param]``)."""
+        return recording_name_of(self._request.node)
+
+    @property
+    def path(self) -> Path:
+        """``recordings/<test file without .py>/<encoded name>.yaml``, claimed for this test."""
+        return recording_path(self._request.node, fixture="headerlock_recorder")
 
     def recording(self, app: AgentApp) -> Recording:
         """The normalized recording of ``app``'s session so far."""
@@ -144,19 +144,33 @@ class Recorder:
         )
 
     def assert_match(self, app: AgentApp) -> None:
-        """Assert that ``app``'s normalized log equals ``recordings/<name>.yaml``."""
+        """Assert that ``app``'s normalized log equals the test's recording (under
+        ``--snapshot-update``: write it once the test has passed)."""
+        path = self.path
         actual = self.recording(app)
         node = self._request.node
-        node.recording_name = self.name
-        if self._snapshot == actual:
+        if updating(self._request.config):
+            stage(node, path, actual.to_text(), lambda: save_recording(actual, path))
             return
-        path = project_of(self._request.config).recording_path(self.name)
+        if _text(path) == actual.to_text():
+            note_matched(node, path)
+            return
         command = f"pytest --snapshot-update {node.nodeid}"
         if not path.exists():
             raise MissingRecordingError(
-                f"no recording at {path.as_posix()}; record it with: {command}", scenario=self.name
+                f"no recording at {path.as_posix()}; record it with: {command}{self._moved(path)}",
+                scenario=self.name,
             )
         compare_recordings(
             load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
         )
         raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)
+
+    def _moved(self, path: Path) -> str:
+        node = self._request.node
+        marker = node.get_closest_marker("headerlock_name")
+        old = _old_name(marker.args[0] if marker else node.name)
+        legacy = project_of(self._request.config).recordings / f"{old}.yaml"
+        if old and legacy.is_file():
+            return f" (an older headerlock kept it at {legacy.as_posix()}: move it, or re-record)"
+        return ""

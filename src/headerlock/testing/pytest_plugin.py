@@ -1,36 +1,39 @@
 """The headerlock pytest plugin (entry point ``pytest11: headerlock``).
 
 Collects ``fixtures/*.yaml`` as scenario items that replay their recording
-through a syrupy extension (``pytest --snapshot-update`` records), plus one
-``headerlock-guards`` item per fixtures directory. Python tests that drive an
-``AgentApp`` themselves use the ``headerlock_recorder`` fixture and the
-``headerlock_pin`` marker.
+(``pytest --snapshot-update`` records), plus one ``headerlock-guards`` item per
+fixtures directory. Python tests that drive an ``AgentApp`` themselves use the
+``headerlock_recorder`` fixture and the ``headerlock_pin`` marker; tests of any
+other agent (the official SDKs, frameworks) use the ``headerlock_wire`` fixture
+and marker (``headerlock.testing.wire.pytest_fixture``).
+
+headerlock keeps its recordings' books itself (``headerlock.testing.updates``):
+a recording is written only when its own item passed, and unused recordings are
+removed only at the end of a whole, green session (the xdist controller decides
+once for all workers). syrupy's snapshots in the same run are left to syrupy;
+its ``--snapshot-update`` flag is the update flag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import argparse
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.data import SnapshotCollection
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.location import PyTestLocation
-from syrupy.types import SerializableData, SerializedData
 
-from headerlock.errors import HeaderlockError, SerializationError
-from headerlock.formats.atomic import atomic_write
+from headerlock.errors import HeaderlockError
 
 if TYPE_CHECKING:
     from headerlock.testing.project import Project
     from headerlock.testing.pytest_items import Recorder
+    from headerlock.testing.wire.lock import WireRun
 
 PATHS_KEY = pytest.StashKey[tuple[Path, Path]]()
 PROJECT_KEY = pytest.StashKey["Project"]()
-EXTENSION_KEY = pytest.StashKey[type["RecordingExtension"]]()
 GUARDS_NAME = "headerlock-guards"
 
 
@@ -52,54 +55,25 @@ def project_of(config: pytest.Config) -> Project:
     return config.stash[PROJECT_KEY]
 
 
-def extension_of(config: pytest.Config) -> type[RecordingExtension]:
-    """The syrupy extension writing into this session's recordings directory."""
-    return config.stash[EXTENSION_KEY]
+def recording_path(item: pytest.Item, *, fixture: str = "headerlock_wire") -> Path:
+    """Where the Python test ``item`` keeps its recording, claimed for ``fixture``:
+    ``recordings/<test file without .py>/<test name>.yaml`` (names encoded
+    reversibly, see ``headerlock.testing.names``). Two tests on one file raise
+    ``RecordingClashError``."""
+    from headerlock.testing.updates import recording_path as claim_path
+
+    return claim_path(item, fixture=fixture)
 
 
-@dataclass(frozen=True, slots=True)
-class KeptRecording:
-    """An existing recording's text, asserted as is to keep it through an update."""
-
-    text: str
-
-
-class RecordingExtension(SingleFileSnapshotExtension):
-    """Syrupy extension: one canonical YAML recording per scenario, in ``recordings/``."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-    recordings_dir: ClassVar[Path] = Path("recordings")
-
-    def serialize(self, data: SerializableData, **kwargs: Any) -> SerializedData:
-        if isinstance(data, KeptRecording):
-            return data.text
-        to_text = getattr(data, "to_text", None)
-        if callable(to_text):  # a Recording (imported lazily)
-            return str(to_text())
-        raise SerializationError(f"headerlock snapshots are Recordings, got {type(data).__name__}")
-
-    @classmethod
-    def dirname(cls, *, test_location: PyTestLocation) -> str:
-        return str(cls.recordings_dir)
-
-    @classmethod
-    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
-        item = test_location.item
-        name = getattr(item, "recording_name", None)
-        if name is None:
-            marker = item.get_closest_marker("headerlock_name")
-            name = marker.args[0] if marker else item.name
-        return str(name)
-
-    @classmethod
-    def write_snapshot_collection(
-        cls, *, snapshot_collection: SnapshotCollection, name_order: dict[str, int] | None = None
-    ) -> None:
-        data = next(iter(snapshot_collection)).data
-        if not isinstance(data, str):
-            raise SerializationError(f"expected text to write, got {type(data).__name__}")
-        atomic_write(Path(snapshot_collection.location), data)
+def _non_negative(text: str) -> int:
+    """An option value that is a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,7 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--headerlock-permutations",
-        type=int,
+        type=_non_negative,
         default=0,
         metavar="N",
         help="also run every scenario under N plugin registration orders and load schedules;"
@@ -121,6 +95,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
+    parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -130,18 +105,47 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "headerlock_name(name): the recording name of this test (default: test name)"
     )
+    config.addinivalue_line(
+        "markers",
+        "headerlock_wire(script=[...], redact_env=[...]): the headerlock_wire fixture's scripted"
+        " model replies and extra secret environment variables",
+    )
+    _check_ini(config)
     root = config.rootpath
+    from headerlock.formats.secrets import redact_env  # both light: no heavy dependency
+    from headerlock.runtime.plugins import add_import_root
+
+    config.add_cleanup(add_import_root(root))  # fixtures' plugins: import from the rootdir
+    try:
+        names = config.getini("headerlock_redact_env")
+        config.add_cleanup(redact_env(names, source="headerlock_redact_env"))
+    except HeaderlockError as error:
+        raise pytest.UsageError(f"headerlock: {error}") from None
     fixtures = relative_to_cwd(root / str(config.getini("headerlock_fixtures")))
     recordings = relative_to_cwd(root / str(config.getini("headerlock_recordings")))
     config.stash[PATHS_KEY] = (fixtures, recordings)
-    config.stash[EXTENSION_KEY] = type(
-        "HeaderlockRecordings", (RecordingExtension,), {"recordings_dir": recordings}
-    )
-    if updating(config) and _xdist_workers(config):
+    from headerlock.testing.updates import UPDATES_KEY, Updates
+
+    updates = Updates(config, recordings=recordings, fixtures=fixtures, update=updating(config))
+    config.stash[UPDATES_KEY] = updates
+    config.pluginmanager.register(updates, "headerlock-updates")
+
+
+def _check_ini(config: pytest.Config) -> None:
+    """Refuse directory settings that would silently collect nothing: an inline comment
+    (ini values cannot carry one) or a fixtures directory that does not exist."""
+    for name in ("headerlock_fixtures", "headerlock_recordings"):
+        value = str(config.getini(name))
+        if re.search(r"\s#", value):
+            raise pytest.UsageError(
+                f"headerlock: {name} = {value!r}: ini values cannot carry inline comments;"
+                " put the comment on a line of its own"
+            )
+    value = str(config.getini("headerlock_fixtures"))
+    fixtures = config.rootpath / value
+    if value != "fixtures" and not fixtures.is_dir():  # set to a directory that is not there
         raise pytest.UsageError(
-            "headerlock: --snapshot-update under pytest-xdist is refused (parallel updates can"
-            " delete recordings other workers still need); record serially with"
-            " `pytest -p no:xdist --snapshot-update` or `headerlock record`"
+            f"headerlock: headerlock_fixtures = {value!r}: no such directory ({fixtures})"
         )
 
 
@@ -150,9 +154,10 @@ def updating(config: pytest.Config) -> bool:
     return bool(getattr(config.option, "update_snapshots", False))
 
 
-def _xdist_workers(config: pytest.Config) -> bool:
-    numprocesses = getattr(config.option, "numprocesses", None)
-    return bool(numprocesses) or hasattr(config, "workerinput")
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Project-wide guards run after the scenarios (whatever order other plugins chose)."""
+    items.sort(key=lambda item: isinstance(item, GuardsItem))
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -174,8 +179,18 @@ class FixturesDir(pytest.Directory):
         yield GuardsItem.from_parent(self, name=GUARDS_NAME)
 
 
-class ScenarioFile(pytest.File):
-    """A ``fixtures/<name>.yaml`` file: one replay item."""
+class ScenarioFile(pytest.Module):
+    """A ``fixtures/<name>.yaml`` file: one replay item.
+
+    A ``Module`` (with an empty module object, nothing is imported) so that
+    module-scoped fixtures of other plugins (pytest-recording, pytest-asyncio)
+    find the node they expect above the item.
+    """
+
+    def _getobj(self) -> ModuleType:
+        module = ModuleType(f"headerlock_fixture:{self.path.stem}")
+        module.__file__ = str(self.path)
+        return module
 
     def collect(self) -> Iterable[pytest.Item]:
         item = ScenarioItem.from_parent(self, name="replay", callobj=_run_scenario_item)
@@ -197,10 +212,10 @@ class ScenarioItem(pytest.Function):
         return str(super().repr_failure(excinfo))
 
 
-def _run_scenario_item(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> None:
+def _run_scenario_item(request: pytest.FixtureRequest) -> None:
     from headerlock.testing.pytest_items import run_scenario_item
 
-    run_scenario_item(request, snapshot)
+    run_scenario_item(request)
 
 
 class GuardsItem(pytest.Item):
@@ -221,8 +236,18 @@ class GuardsItem(pytest.Item):
 
 
 @pytest.fixture
-def headerlock_recorder(request: pytest.FixtureRequest, snapshot: SnapshotAssertion) -> Recorder:
-    """Compare an ``AgentApp``'s session log with ``recordings/<test name>.yaml``."""
+def headerlock_recorder(request: pytest.FixtureRequest) -> Recorder:
+    """Compare an ``AgentApp``'s session log with its recording,
+    ``recordings/<test file without .py>/<test name>.yaml``."""
     from headerlock.testing.pytest_items import Recorder
 
-    return Recorder(request, snapshot)
+    return Recorder(request)
+
+
+@pytest.fixture
+def headerlock_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
+    """Record or replay the model requests this test sends over HTTP (a wire ``lock()``) on
+    ``recordings/<test file without .py>/<test name>.yaml``; yields the ``WireRun``."""
+    from headerlock.testing.wire.pytest_fixture import open_wire
+
+    yield from open_wire(request)

@@ -21,6 +21,7 @@ from headerlock.runtime.session import (
     Event,
 )
 from headerlock.testing.run import ModelSource, RunOutput, run_scenario
+from headerlock.testing.run_check import check_recording_run
 
 
 def record_command(scenario: Scenario) -> str:
@@ -83,10 +84,11 @@ async def record_scenario(
     live: bool = False,
     plugins: Sequence[Plugin] = (),
 ) -> tuple[Recording, RunOutput]:
-    """Run ``scenario`` to make a new recording."""
-    output = await run_scenario(
-        scenario, model_for_recording(scenario, existing, live=live), plugins=plugins
-    )
+    """Run ``scenario`` to make a new recording; a run whose model failed (a script that
+    ran out, a failing live endpoint) raises ``RecordingRunError`` instead."""
+    model = model_for_recording(scenario, existing, live=live)
+    output = await run_scenario(scenario, model, plugins=plugins)
+    check_recording_run(scenario.name, model, output.events)
     return normalize_run(scenario, output), output
 
 

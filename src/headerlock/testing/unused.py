@@ -1,0 +1,147 @@
+"""Which recordings are unused, and whether this session may remove them.
+
+A recording is unused when its owner space was collected whole, every item in
+it was selected and ran to its end without failing, and nothing used the file:
+in a module's ``recordings/<module key>/``, a file no test claimed (a skipped
+test keeps the file it would use); in ``recordings/*.yaml``, a file whose
+fixture does not exist. Only files that hold a recording count. Removal needs
+more: ``--snapshot-update`` and a session that ran every selected item to its
+end, green, with no interruption, no ``-x``/``--maxfail`` stop, no worker lost
+and nothing deselected (``session_problem``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from headerlock.testing.ledger import Ledger, Space
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How an item ran, from its reports: to its end (teardown), failed, skipped."""
+
+    finished: bool = False
+    failed: bool = False
+    skipped: bool = False
+
+
+def _ran_green(nodeid: str, outcomes: Mapping[str, Outcome]) -> bool:
+    outcome = outcomes.get(nodeid)
+    return outcome is not None and outcome.finished and not outcome.failed
+
+
+def space_ran_whole(space: Space, ledger: Ledger, outcomes: Mapping[str, Outcome]) -> bool:
+    """Whether every item of ``space`` was collected, selected and ran green."""
+    if not space.items:
+        return False  # not collected whole, or a file --lf skipped (no items at all)
+    return all(i in ledger.selected and _ran_green(i, outcomes) for i in space.items)
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.suffix == ".yaml" and p.name[:1] != "." and p.is_file()]
+
+
+def looks_like_recording(path: Path) -> bool:
+    """Whether ``path`` holds a headerlock recording (scenario or wire, any version): only
+    such files are ever removed, whatever else shares the directory."""
+    from headerlock.errors import HeaderlockError
+    from headerlock.formats.strict_yaml import load_file
+
+    try:
+        data = load_file(path)
+    except HeaderlockError:
+        return False
+    if not isinstance(data, Mapping) or "version" not in data:
+        return False
+    return "events" in data or data.get("kind") == "wire"
+
+
+def find_unused(
+    ledger: Ledger, outcomes: Mapping[str, Outcome], *, recordings: Path, fixtures: Path
+) -> list[Path]:
+    """Unused recordings in the spaces this session ran whole, sorted."""
+    claimed = set(ledger.claims)
+    unused: set[Path] = set()
+    for space in ledger.spaces.values():
+        if not space_ran_whole(space, ledger, outcomes):
+            continue
+        if space.kind == "module":
+            keep = claimed | {
+                ledger.paths[i]
+                for i in space.items or ()
+                if i in ledger.paths and outcomes[i].skipped
+            }
+            directory = recordings / space.key
+            unused.update(p for p in _yaml_files(directory) if str(p.resolve()) not in keep)
+        else:
+            for path in _yaml_files(recordings):
+                owner = fixtures / path.name
+                if not owner.is_file() and str(path.resolve()) not in claimed:
+                    unused.add(path)
+    return sorted(p for p in unused if looks_like_recording(p))
+
+
+def session_problem(
+    ledger: Ledger,
+    outcomes: Mapping[str, Outcome],
+    *,
+    exitstatus: int,
+    lost_workers: Iterable[str] = (),
+    narrowed_by: str | None = None,
+) -> str | None:
+    """Why this session may not remove recordings, or ``None`` when it may."""
+    failed = sorted(i for i, o in outcomes.items() if o.failed)
+    if failed:
+        noun = "item" if len(failed) == 1 else "items"
+        return f"{len(failed)} {noun} failed ({failed[0]}{', ...' if len(failed) > 1 else ''})"
+    lost = sorted(lost_workers)
+    if lost:
+        return f"a pytest-xdist worker went down ({lost[0]})"
+    if exitstatus == 2:
+        return "the session was interrupted"
+    unfinished = sorted(i for i in ledger.selected if not _ran_green(i, outcomes))
+    if unfinished:
+        noun = "item" if len(unfinished) == 1 else "items"
+        return (
+            f"{len(unfinished)} selected {noun} did not run to the end"
+            f" ({unfinished[0]}{', ...' if len(unfinished) > 1 else ''}; -x, --maxfail or a stop)"
+        )
+    if exitstatus != 0:
+        return f"the session did not pass (exit status {exitstatus})"
+    if narrowed_by is not None:
+        return f"{narrowed_by} narrows the run"
+    deselected = len(ledger.collected - ledger.selected)
+    if deselected:
+        noun = "item was" if deselected == 1 else "items were"
+        return f"{deselected} collected {noun} not selected (-k, -m, --deselect or node ids)"
+    return None
+
+
+def remove(paths: Iterable[Path], *, root: Path) -> tuple[list[Path], list[str]]:
+    """Delete ``paths`` and any directory below ``root`` they leave empty; the removed
+    paths and one message per file that could not be removed."""
+    removed: list[Path] = []
+    errors: list[str] = []
+    for path in paths:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            errors.append(f"{path.as_posix()}: {error.strerror or error}")
+            continue
+        removed.append(path)
+    top = root.resolve()
+    for directory in sorted({p.parent.resolve() for p in removed}, reverse=True):
+        if directory != top and top in directory.parents:
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
+    return removed, errors

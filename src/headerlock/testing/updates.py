@@ -1,0 +1,366 @@
+"""Updates are transactions: the session's recording books, as a pytest plugin object.
+
+- ``recording_path(item)`` is where a Python test's recording lives; calling it
+  claims the file for the item, and two tests claiming one file is an error.
+- ``stage(item, path, text)`` (under ``--snapshot-update``) holds a new recording
+  until the item has passed setup, call and teardown; only then is it written
+  (atomically). A failed, skipped or interrupted item writes nothing and its
+  report says which recording was kept.
+- At the end the deciding process (the only one, or the xdist controller once
+  every worker reported) finds unused recordings and removes them only when
+  the whole session ran green (``headerlock.testing.unused``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+import pytest
+
+from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
+from headerlock.formats.atomic import atomic_write
+from headerlock.testing.ledger import Ledger, Space, SpaceKind
+from headerlock.testing.names import module_key, name_in_file, python_recording_path
+from headerlock.testing.unused import (
+    Outcome,
+    find_unused,
+    remove,
+    session_problem,
+    space_ran_whole,
+)
+
+UPDATES_KEY = pytest.StashKey["Updates"]()
+_STAGED = pytest.StashKey[list["Staged"]]()
+_PASSED = pytest.StashKey[bool]()
+WORKER_OUTPUT = "headerlock"
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A recording waiting for its item to pass: the text and how to write it."""
+
+    path: Path
+    text: str
+    write: Callable[[], None]
+
+
+def updates_of(config: pytest.Config) -> Updates:
+    """The session's books (registered by the plugin in ``pytest_configure``)."""
+    return config.stash[UPDATES_KEY]
+
+
+def recording_path(item: pytest.Item, *, fixture: str = "headerlock_wire") -> Path:
+    """``recordings/<test file without .py>/<test name>.yaml`` for a Python test, claimed
+    for ``item`` on behalf of ``fixture``; raises ``RecordingClashError`` when another
+    test (or another fixture of this test) already uses the file."""
+    return updates_of(item.config).claim_python(item, fixture)
+
+
+def claim(item: pytest.Item, path: Path) -> None:
+    """Note that ``item`` uses the recording at ``path`` (a scenario's recording)."""
+    updates_of(item.config).ledger.claim(_key(path), item.nodeid)
+
+
+def note_matched(item: pytest.Item, path: Path) -> None:
+    """Note that ``item`` replayed the recording at ``path`` and it matched."""
+    updates_of(item.config).ledger.matched.add(_key(path))
+
+
+def stage(
+    item: pytest.Item, path: Path, text: str, write: Callable[[], None] | None = None
+) -> None:
+    """Write ``text`` to ``path`` once ``item`` has passed (``write`` does the writing;
+    default: an atomic write). Equal bytes on disk are left alone."""
+    updates = updates_of(item.config)
+    if path.is_file() and path.read_bytes() == text.encode("utf-8", "surrogatepass"):
+        updates.ledger.unchanged.add(_key(path))
+        return
+    action = write if write is not None else (lambda: atomic_write(path, text))
+    item.stash.setdefault(_STAGED, []).append(Staged(path, text, action))
+
+
+def recording_name_of(item: pytest.Item) -> str:
+    """The ``headerlock_name`` marker's name, else the test's name in its file
+    (``Class.test[param]``)."""
+    marker = item.get_closest_marker("headerlock_name")
+    if marker is not None:
+        args = marker.args
+        if len(args) != 1 or not isinstance(args[0], str) or not args[0]:
+            raise ConfigError(
+                f"{item.nodeid}: headerlock_name takes one non-empty string, got"
+                f" {', '.join(map(repr, args)) or 'nothing'}",
+                key="headerlock_name",
+            )
+        return args[0]
+    chain = item.listchain()
+    modules = [i for i, node in enumerate(chain) if isinstance(node, pytest.Module)]
+    start = modules[-1] + 1 if modules else len(chain) - 1
+    return name_in_file([node.name for node in chain[start:]])
+
+
+def _key(path: Path) -> str:
+    return str(path.resolve())
+
+
+def _shown(path: Path | str) -> str:
+    absolute = Path(path).resolve()
+    try:
+        return absolute.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+class Updates:
+    """The plugin object keeping this session's books (one per pytest process)."""
+
+    def __init__(
+        self, config: pytest.Config, *, recordings: Path, fixtures: Path, update: bool
+    ) -> None:
+        self.config = config
+        self.recordings = recordings
+        self.fixtures = fixtures
+        self.update = update
+        self.is_worker = hasattr(config, "workerinput")
+        self.ledger = Ledger()
+        self.outcomes: dict[str, Outcome] = {}
+        self.unused: list[Path] = []
+        self.removed: list[Path] = []
+        self.remove_errors: list[str] = []
+        self.problem: str | None = None
+        self.partial = False
+        self._children: dict[str, list[tuple[str, bool]]] = {}
+        self._roots: dict[str, tuple[SpaceKind, str]] = {}
+        self._owners: dict[str, list[str]] = {}
+        self._users: dict[str, dict[str, str]] = {}
+        self._workers_merged: set[str] = set()
+        self._lost: list[str] = []
+        self._module_keys: dict[Path, PurePath] = {}
+
+    # -- where a Python test's recording lives ---------------------------------------
+
+    def python_path(self, item: pytest.Item) -> Path:
+        """The recording ``item`` uses (see ``recording_name_of``)."""
+        return python_recording_path(
+            self.recordings, self._module_key(item.path), recording_name_of(item)
+        )
+
+    def _module_key(self, path: Path) -> PurePath:
+        if path not in self._module_keys:
+            self._module_keys[path] = module_key(path, self.config.rootpath)
+        return self._module_keys[path]
+
+    def claim_python(self, item: pytest.Item, fixture: str) -> Path:
+        """``python_path(item)``, claimed; a file shared with another test is an error."""
+        path = self.python_path(item)
+        key = _key(path)
+        users = self._users.setdefault(key, {})
+        others = sorted({*self._owners.get(key, ()), *users} - {item.nodeid})
+        if others:
+            raise RecordingClashError(
+                f"{item.nodeid} and {others[0]} would both write {_shown(path)}; give one of"
+                " them another name with @pytest.mark.headerlock_name(...); nothing written",
+                path=_shown(path),
+                owners=[item.nodeid, *others],
+            )
+        previous = users.setdefault(item.nodeid, fixture)
+        if previous != fixture:
+            raise RecordingClashError(
+                f"{item.nodeid} uses both {previous} and {fixture}, which would write the"
+                f" same file {_shown(path)}; nothing written",
+                path=_shown(path),
+                owners=[item.nodeid],
+            )
+        self.ledger.claim(key, item.nodeid)
+        return path
+
+    # -- collection ------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: the result before --lf filters it
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        report = yield
+        if isinstance(collector, pytest.Directory) and _same(collector.path, self.fixtures):
+            self._roots[collector.nodeid] = ("fixtures", _key(self.fixtures))
+        elif isinstance(collector, pytest.Module) and collector.path.suffix == ".py":
+            key = self._module_key(collector.path).as_posix()
+            self._roots[collector.nodeid] = ("module", key)
+        if report.passed:
+            self._children[collector.nodeid] = [
+                (node.nodeid, isinstance(node, pytest.Item)) for node in report.result
+            ]
+        return report
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.ledger.selected = {item.nodeid for item in session.items}
+        self.ledger.collected = {
+            nodeid for children in self._children.values() for nodeid, item in children if item
+        }
+        for root, (kind, key) in self._roots.items():
+            self.ledger.spaces[root] = Space(kind, key, self._items_under(root))
+        for item in session.items:
+            if not isinstance(item, pytest.Function) or item.path.suffix != ".py":
+                continue
+            try:
+                key = _key(self.python_path(item))
+            except HeaderlockError:
+                continue  # reported when the test claims its recording
+            self.ledger.paths[item.nodeid] = key
+            self._owners.setdefault(key, []).append(item.nodeid)
+
+    def _items_under(self, root: str) -> list[str] | None:
+        items: list[str] = []
+        stack = [root]
+        while stack:
+            children = self._children.get(stack.pop())
+            if children is None:
+                return None  # a collector below was never collected: not whole
+            for nodeid, is_item in children:
+                (items if is_item else stack).append(nodeid)
+        return items
+
+    # -- running ---------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if not report.passed:
+            item.stash[_PASSED] = False
+            if report.failed and self.update:
+                self._note_kept(item, report)
+        if report.when == "teardown":
+            staged = item.stash.get(_STAGED, [])
+            item.stash[_STAGED] = []
+            if item.stash.get(_PASSED, True):
+                self._commit(item, report, staged)
+        return report
+
+    def _note_kept(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        owned = {key for key, ids in self.ledger.claims.items() if item.nodeid in ids}
+        if item.nodeid in self.ledger.paths:
+            owned.add(self.ledger.paths[item.nodeid])
+        kept = sorted(k for k in owned if Path(k).is_file() and k not in self.ledger.kept)
+        for key in kept:
+            self.ledger.kept[key] = item.nodeid
+        if kept:
+            names = ", ".join(_shown(k) for k in kept)
+            report.sections.append(
+                ("headerlock", f"kept {names}: this test failed, so its recording was not updated")
+            )
+
+    def _commit(self, item: pytest.Item, report: pytest.TestReport, staged: list[Staged]) -> None:
+        for entry in staged:
+            try:
+                entry.write()
+            except (HeaderlockError, OSError) as error:
+                report.outcome = "failed"
+                report.longrepr = f"headerlock: {error}"
+                return
+            self.ledger.written.add(_key(entry.path))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = self.outcomes.setdefault(report.nodeid, Outcome())
+        if report.failed:
+            outcome.failed = True
+        elif report.skipped:
+            outcome.skipped = True
+        if report.when == "teardown":
+            outcome.finished = True
+
+    # -- the end ---------------------------------------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        name = str(getattr(getattr(node, "gateway", None), "id", node))
+        if error:
+            self._lost.append(f"{name}: {error}")
+        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if data is not None and name not in self._workers_merged:
+            self._workers_merged.add(name)
+            self.ledger.merge(Ledger.from_data(data))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker:
+            self.config.workeroutput[WORKER_OUTPUT] = self.ledger.to_data()  # type: ignore[attr-defined]
+            return
+        self.unused = find_unused(
+            self.ledger, self.outcomes, recordings=self.recordings, fixtures=self.fixtures
+        )
+        self.problem = session_problem(
+            self.ledger,
+            self.outcomes,
+            exitstatus=int(exitstatus),
+            lost_workers=self._lost,
+            narrowed_by=_narrowing_option(self.config),
+        )
+        self.partial = any(
+            not space_ran_whole(space, self.ledger, self.outcomes)
+            for space in self.ledger.spaces.values()
+        )
+        if self.update and self.problem is None and self.unused:
+            self.removed, self.remove_errors = remove(self.unused, root=self.recordings)
+        warn_only = bool(getattr(self.config.option, "warn_unused_snapshots", False))
+        if self.unused and not self.update and not warn_only and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.remove_errors and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker:
+            return
+        for line in self.summary():
+            terminalreporter.write_line(f"headerlock: {line}")
+
+    def summary(self) -> list[str]:
+        """The lines the terminal summary shows (each prefixed with ``headerlock:``);
+        none in a project that has no recordings and used none."""
+        ledger = self.ledger
+        lines: list[str] = []
+        if not (ledger.claims or self.unused or self.recordings.is_dir()):
+            return lines
+        if self.update and (ledger.written or ledger.unchanged):
+            lines.append(
+                f"{_count(len(ledger.written), 'recording')} written,"
+                f" {len(ledger.unchanged)} unchanged"
+            )
+        elif ledger.matched:
+            lines.append(f"{_count(len(ledger.matched), 'recording')} matched")
+        for key, nodeid in sorted(ledger.kept.items()):
+            lines.append(f"kept {_shown(key)}: {nodeid} failed, so it was not updated")
+        shown = ", ".join(_shown(p) for p in self.unused)
+        unused = _count(len(self.unused), "unused recording")
+        if self.removed:
+            removed = ", ".join(_shown(p) for p in self.removed)
+            lines.append(f"removed {_count(len(self.removed), 'unused recording')}: {removed}")
+        elif self.update and self.problem is not None:
+            what = f"{unused} kept ({shown})" if self.unused else "no unused recording removed"
+            lines.append(f"{what}: {self.problem}")
+        elif self.unused and not self.update:
+            lines.append(f"{unused}: {shown}; remove with: pytest --snapshot-update")
+        if self.update and self.problem is None and self.partial:
+            lines.append(
+                "unused recordings are removed only where every test of a file (every"
+                " fixture) ran; this run left some out"
+            )
+        lines.extend(f"could not remove {error}" for error in self.remove_errors)
+        return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def _narrowing_option(config: pytest.Config) -> str | None:
+    for option, flag in (("lf", "--lf"), ("stepwise", "--stepwise")):
+        if getattr(config.option, option, False):
+            return flag
+    return None

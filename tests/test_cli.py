@@ -216,3 +216,18 @@ def test_live_says_which_key_it_uses(
     assert server.received[0]["headers"]["authorization"] == f"Bearer {used}"
     written = (project / "recordings" / "text-turn.yaml").read_text()
     assert not any(value in written for value in env.values())
+
+
+def test_a_failed_record_keeps_the_old_bytes_records_the_rest_and_exits_1(project: Path) -> None:
+    assert run("record", *dirs(project))[0] == 0
+    tool_turn = project / "recordings" / "tool-turn.yaml"
+    before = tool_turn.read_bytes()
+    fixture = project / "fixtures" / "tool-turn.yaml"
+    fixture.write_text(fixture.read_text().replace("  - text: Your notes say to buy milk.\n", ""))
+    (project / "recordings" / "text-turn.yaml").unlink()
+    code, out = run("record", *dirs(project))
+    assert code == 1, out
+    assert "FAIL tool-turn (the old recording is kept)" in out
+    assert "was not recorded: the model script ran out" in out
+    assert tool_turn.read_bytes() == before
+    assert (project / "recordings" / "text-turn.yaml").exists()  # the others still recorded

@@ -136,8 +136,8 @@ def test_the_api_key_never_reaches_recordings_logs_or_errors(tmp_path: Path) -> 
         for text in (result.stdout, result.stderr, recording):
             assert SECRET not in text
     (failed, nothing), (passed, recorded) = outputs
-    # a rejected live run is not a recording: non-zero exit, nothing written, the reason said
-    assert failed.returncode != 0, failed.stdout + failed.stderr
+    # a rejected live run is not a recording: exit 1, nothing written, the reason said
+    assert failed.returncode == 1, failed.stdout + failed.stderr
     assert nothing == ""
     assert "HTTP 401: Incorrect API key provided: ***" in failed.stdout + failed.stderr
     assert passed.returncode == 0, passed.stderr

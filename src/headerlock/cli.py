@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from headerlock.errors import (
+    CheckFailed,
     ConfigError,
     HeaderlockError,
     InputFileError,
@@ -92,17 +93,25 @@ def _selected(project: Project, names: Sequence[str]) -> list[Scenario]:
 
 async def _record(project: Project, names: Sequence[str], console: Console, live: bool) -> int:
     scenarios = _selected(project, names)
+    failed = 0
     for index, scenario in enumerate(scenarios, 1):
         started = time.perf_counter()
-        recording = await project.record(scenario, live=live)
+        path = project.recording_path(scenario.name).as_posix()
+        try:
+            recording = await project.record(scenario, live=live)
+        except CheckFailed as error:
+            failed += 1
+            kept = "the old recording is kept" if Path(path).exists() else "nothing written"
+            console.step(index, len(scenarios), f"FAIL {scenario.name} ({kept})")
+            console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
+            continue
         elapsed = time.perf_counter() - started
         console.step(
             index,
             len(scenarios),
-            f"recorded {scenario.name} -> {project.recording_path(scenario.name).as_posix()}"
-            f" ({len(recording.events)} events, {elapsed:.2f}s)",
+            f"recorded {scenario.name} -> {path} ({len(recording.events)} events, {elapsed:.2f}s)",
         )
-    return EXIT_OK
+    return EXIT_MISMATCH if failed else EXIT_OK
 
 
 async def _replay(

@@ -34,3 +34,31 @@ def tool_plugin(
 def events_of(events: list[Any], kind: str) -> list[Any]:
     """The events of one type."""
     return [e for e in events if e.type == kind]
+
+
+RUN_APP_CONFTEST = """
+import asyncio
+import pytest
+from headerlock import ToolSchema
+from headerlock.runtime.adapters.scripted import ScriptedAdapter
+from headerlock.runtime.app import AgentApp
+
+
+def run_app(word):
+    def tools(ctx):
+        ctx.tools.register(ToolSchema("read", "Read a file."), lambda a: "text")
+
+    app = AgentApp({"model": "demo", "persona": "Be brief."}, plugins=[tools],
+                   adapter=ScriptedAdapter([word]))
+    async def go():
+        async with app:
+            await app.run_turn(word)
+    asyncio.run(go())
+    return app
+
+
+@pytest.fixture(name="run_app")
+def run_app_fixture():
+    return run_app
+"""
+"""A user's ``tests/conftest.py`` with a ``run_app(word)`` fixture driving an ``AgentApp``."""

@@ -11,6 +11,7 @@ import pytest
 # after a run dropped it from sys.modules leaves its C extension bound to the old module.
 import headerlock.testing.pytest_items  # noqa: F401
 from model_server import Behaviour, model_server, text_chunks
+from support import RUN_APP_CONFTEST
 
 ROOT = Path(__file__).parents[1]
 INI_HEAD = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
@@ -301,32 +302,6 @@ def test_named(headerlock_recorder, run_app):
     headerlock_recorder.assert_match(run_app("named {flavour}"))
 """
 
-NAMES_CONFTEST = """
-import asyncio
-import pytest
-from headerlock import ToolSchema
-from headerlock.runtime.adapters.scripted import ScriptedAdapter
-from headerlock.runtime.app import AgentApp
-
-
-def run_app(word):
-    def tools(ctx):
-        ctx.tools.register(ToolSchema("read", "Read a file."), lambda a: "text")
-
-    app = AgentApp({"model": "demo", "persona": "Be brief."}, plugins=[tools],
-                   adapter=ScriptedAdapter([word]))
-    async def go():
-        async with app:
-            await app.run_turn(word)
-    asyncio.run(go())
-    return app
-
-
-@pytest.fixture(name="run_app")
-def run_app_fixture():
-    return run_app
-"""
-
 
 def test_python_recordings_never_share_a_file(pytester: pytest.Pytester) -> None:
     pytester.makeini(
@@ -338,7 +313,7 @@ def test_python_recordings_never_share_a_file(pytester: pytest.Pytester) -> None
         (pytester.path / package / "test_agent.py").write_text(
             NAMES_TEST.replace("{flavour}", flavour)
         )
-    (pytester.path / "tests" / "conftest.py").write_text(NAMES_CONFTEST)
+    (pytester.path / "tests" / "conftest.py").write_text(RUN_APP_CONFTEST)
     result = pytester.runpytest("--snapshot-update")
     result.assert_outcomes(passed=14)
     recordings = pytester.path / "recordings"
@@ -377,7 +352,7 @@ def test_two(headerlock_recorder, run_app):
 def test_a_name_clash_is_an_error_never_an_overwrite(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI_HEAD + "testpaths = tests\naddopts = -p no:randomly\n")
     (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "conftest.py").write_text(NAMES_CONFTEST)
+    (pytester.path / "tests" / "conftest.py").write_text(RUN_APP_CONFTEST)
     (pytester.path / "tests" / "test_clash.py").write_text(CLASH_TEST)
     shared = pytester.path / "recordings" / "tests" / "test_clash" / "shared.yaml"
     shared.parent.mkdir(parents=True)

@@ -11,36 +11,12 @@ import pytest
 # Imported once here so that in-process pytester runs reuse them (see test_pytest_plugin).
 import headerlock.testing.pytest_items  # noqa: F401
 from model_server import Behaviour, model_server
+from support import RUN_APP_CONFTEST
 
 ROOT = Path(__file__).parents[1]
 INI_HEAD = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 SCENARIOS = ["text-turn", "tool-turn", "ordered-turn", "error-turn"]
 
-CONFTEST = """
-import asyncio
-import pytest
-from headerlock import ToolSchema
-from headerlock.runtime.adapters.scripted import ScriptedAdapter
-from headerlock.runtime.app import AgentApp
-
-
-def run_app(word):
-    def tools(ctx):
-        ctx.tools.register(ToolSchema("read", "Read a file."), lambda a: "text")
-
-    app = AgentApp({"model": "demo", "persona": "Be brief."}, plugins=[tools],
-                   adapter=ScriptedAdapter([word]))
-    async def go():
-        async with app:
-            await app.run_turn(word)
-    asyncio.run(go())
-    return app
-
-
-@pytest.fixture(name="run_app")
-def run_app_fixture():
-    return run_app
-"""
 
 AGENT_TESTS = """
 import os
@@ -84,7 +60,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
         for name in SCENARIOS:
             shutil.copy(ROOT / folder / f"{name}.yaml", pytester.path / folder)
     (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "conftest.py").write_text(CONFTEST)
+    (pytester.path / "tests" / "conftest.py").write_text(RUN_APP_CONFTEST)
     (pytester.path / "tests" / "test_agent.py").write_text(AGENT_TESTS)
     pytester.runpytest("--snapshot-update", "tests").assert_outcomes(passed=3)
     for orphan in ORPHANS:

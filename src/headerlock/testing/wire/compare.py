@@ -154,13 +154,15 @@ def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[D
     return found
 
 
-def _first_offset(a: bytes, b: bytes) -> int:
+def first_offset(a: bytes, b: bytes) -> int:
+    """The index of the first byte where ``a`` and ``b`` differ (the shorter length if one
+    is a prefix of the other)."""
     return next(
         (n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
 
 
-def _snippet(raw: bytes, offset: int) -> str:
+def snippet(raw: bytes, offset: int) -> str:
     """The bytes around ``offset`` in backticks, ``^`` marking the first differing one."""
     before = raw[max(0, offset - SNIPPET) : offset].decode("utf-8", errors="replace")
     after = raw[offset : offset + SNIPPET].decode("utf-8", errors="replace")
@@ -195,13 +197,13 @@ def _prefix_bytes(
     number: int, api: str, recorded: WirePrefix, sent: WirePrefix, shas: str
 ) -> Difference:
     old, new = recorded.raw, sent.raw
-    offset = _first_offset(old, new)
+    offset = first_offset(old, new)
     in_tools = recorded.tools != sent.tools
     segment = "tools" if in_tools else "system"
     tool, inner = _tool_at(sent.tools.encode(), offset) if in_tools else (None, 0)
     where = f"in tool {tool} at byte {inner} of it" if tool else f"in the {segment}"
-    detail = f"{shas}; first differing byte {offset} ({where}): recorded {_snippet(old, offset)}"
-    detail += f", sent {_snippet(new, offset)}"
+    detail = f"{shas}; first differing byte {offset} ({where}): recorded {snippet(old, offset)}"
+    detail += f", sent {snippet(new, offset)}"
     if _same_data(recorded, sent):
         detail += "; the same data in other bytes (JSON key order or spacing)"
     reason = None

@@ -30,9 +30,9 @@ from headerlock.testing.wire.compare import (
     changes,
     compare,
     prefix_difference,
+    snippet,
 )
 
-SNIPPET: Final = 24
 ANTHROPIC: Final = "anthropic.messages"
 
 
@@ -87,20 +87,12 @@ def _tool_at(tools: str, offset: int) -> str | None:
         return None
 
 
-def _snippet(raw: bytes, offset: int) -> str:
-    """The bytes around ``offset`` in backticks, ``^`` before the first differing one."""
-    before = raw[max(0, offset - SNIPPET) : offset].decode("utf-8", errors="replace")
-    after = raw[offset : offset + SNIPPET].decode("utf-8", errors="replace")
-    text = f"{before}^{after}".replace("\n", "\\n").replace("\r", "\\r")
-    return f"`{text}`"
-
-
 def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
     assert a.prefix is not None and b.prefix is not None
     found = prefix_difference(number, b.api, a, b)
     offset = found.offset or 0
     in_tools = a.prefix.tools != b.prefix.tools
-    notes = [f"A {_snippet(a.prefix.raw, offset)}", f"B {_snippet(b.prefix.raw, offset)}"]
+    notes = [f"A {snippet(a.prefix.raw, offset)}", f"B {snippet(b.prefix.raw, offset)}"]
     if "the same data in other bytes" in found.detail:
         notes.append("the same data in other bytes (JSON key order or spacing)")
     return PrefixBreak(

@@ -24,6 +24,7 @@ from headerlock.errors import ConfigError, UnorderedValueError, WireOrderError
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.runtime.aio import run_sync
 from headerlock.testing.wire.apis import Split, array_elements, split_body
+from headerlock.testing.wire.compare import first_offset, snippet
 from headerlock.testing.wire.lock import WireRequest, lock
 from headerlock.testing.wire.recipes import item_name
 
@@ -32,7 +33,6 @@ Order = tuple[int, ...]
 Wait = Callable[[Awaitable[object]], None]
 """Awaits what ``run`` returned (on a fresh loop, or on the caller's)."""
 
-SNIPPET = 24
 LABEL_WIDTH = 40
 FIX = (
     "Send the tools in a deterministic order: headerlock.order_wire_tools(tools) for"
@@ -176,18 +176,6 @@ class _Where:
     offset: int | None = None
 
 
-def _first_offset(a: bytes, b: bytes) -> int:
-    return next(
-        (n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-
-
-def _snippet(raw: bytes, offset: int) -> str:
-    before = raw[max(0, offset - SNIPPET) : offset].decode("utf-8", errors="replace")
-    after = raw[offset : offset + SNIPPET].decode("utf-8", errors="replace")
-    return "`" + f"{before}^{after}".replace("\n", "\\n") + "`"
-
-
 def _tools_detail(a: Split, b: Split) -> tuple[str | None, str]:
     """The first differing tool (named as in the first order) and what differs."""
     first, second = a.tool_names, b.tool_names
@@ -231,7 +219,7 @@ def _segment(a: Split, b: Split) -> tuple[str, str | None, str]:
 
 
 def _request_where(a: WireRequest, b: WireRequest) -> _Where:
-    offset = _first_offset(a.body, b.body)
+    offset = first_offset(a.body, b.body)
     head = f"request {b.number} ({b.api})"
     if a.api != b.api:
         return _Where((f"{head}: api {a.api} in the first order",), b.number, b.api, "api")
@@ -241,8 +229,8 @@ def _request_where(a: WireRequest, b: WireRequest) -> _Where:
         segment, tool, detail = "body", None, "the bodies differ"
     lines = (
         f"{head}, {segment}: {detail}",
-        f"first differing byte {offset} of the body: first {_snippet(a.body, offset)},"
-        f" second {_snippet(b.body, offset)}",
+        f"first differing byte {offset} of the body: first {snippet(a.body, offset)},"
+        f" second {snippet(b.body, offset)}",
     )
     return _Where(lines, b.number, b.api, segment, tool, offset)
 

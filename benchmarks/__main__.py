@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick]``: print the table and write benchmarks/results.json."""
+"""``python -m benchmarks [--quick] [--output FILE] [--only NAMES]``: see ``benchmarks/README.md``."""
 
 from benchmarks.run import main
 

@@ -1,15 +1,20 @@
-"""Synthetic workloads: tool sets, long session logs, scenario projects."""
+"""In-process workloads: tool sets, long session logs, one-tool plugins."""
 
 from __future__ import annotations
 
 import asyncio
-import textwrap
-from pathlib import Path
+import copy
+import gc
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from headerlock import TOOL_ORDER_REST, AgentApp, Context, ScriptedAdapter, ToolSchema
 from headerlock.formats.recording import Recording
 from headerlock.formats.scrub import scrub_events
+
+EVENTS_PER_CALL = 7
+"""Events per tool-call step of ``session_events``: start, 2 chunks, message, call, result, end."""
 
 
 def tool_set(n: int) -> list[ToolSchema]:
@@ -32,6 +37,8 @@ def policy_for(tools: list[ToolSchema]) -> list[str]:
 
 
 def tools_plugin(tools: list[ToolSchema]) -> Any:
+    """A plugin registering ``tools`` (each answers ``ok``)."""
+
     def plugin(ctx: Context) -> None:
         for tool in tools:
             ctx.tools.register(tool, lambda arguments: "ok")
@@ -39,9 +46,8 @@ def tools_plugin(tools: list[ToolSchema]) -> Any:
     return plugin
 
 
-def session_events(target_events: int, tools: int = 9) -> list[dict[str, Any]]:
-    """A real session log of about ``target_events`` events (tool-call steps)."""
-    steps = max(1, target_events // 6)
+def agent_events(steps: int, tools: int = 9) -> list[dict[str, Any]]:
+    """The real session log of one turn: ``steps - 1`` tool-call steps, then ``done``."""
     replies: list[Any] = [
         {
             "text": f"step {i} ",
@@ -64,38 +70,72 @@ def session_events(target_events: int, tools: int = 9) -> list[dict[str, Any]]:
     return app.session.to_data()
 
 
+def session_events(target_events: int, tools: int = 9) -> list[dict[str, Any]]:
+    """A real session log of about ``target_events`` events (one tool call per step)."""
+    return agent_events(max(1, target_events // 6), tools)
+
+
+def _renamed(value: Any, swaps: Mapping[Any, Any]) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (swaps.get(("step", v), v) if k == "step" else _renamed(v, swaps))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(v, swaps) for v in value]
+    return swaps.get(value, value) if isinstance(value, str) else value
+
+
+def long_session(calls: int) -> list[dict[str, Any]]:
+    """The session log ``agent_events(calls + 1)`` would give, built from a 3-step run.
+
+    Running the agent for 100,000 steps takes minutes; this clones its second
+    tool-call step with the step number, call id, texts and path renumbered.
+    ``tests/test_benchmarks.py`` checks it against real runs.
+    """
+    if calls < 2:
+        return agent_events(calls + 1)
+    real = agent_events(3)
+    second = [i for i, e in enumerate(real) if e["data"].get("step") == 2]
+    start, end = second[0], second[-1] + 1
+    if end - start != EVENTS_PER_CALL:
+        raise RuntimeError(f"a tool-call step has {end - start} events, not {EVENTS_PER_CALL}")
+    head, tail = real[:start], real[end:]
+    marks = {("step", 2): "@S@", "1 ": "@I@ ", "step 1 ": "step @I@ ", "call_2": "call_@S@",
+             "f1.txt": "f@I@.txt"}  # fmt: skip
+    template = json.dumps(_renamed(real[start:end], marks)).replace('"@S@"', "@S@")
+    events = [*head]
+    paused = gc.isenabled()
+    gc.disable()  # setup, not measured: millions of new containers would trigger full GCs
+    try:
+        for step in range(2, calls + 1):
+            text = template.replace("@S@", str(step)).replace("@I@", str(step - 1))
+            events += json.loads(text)
+    finally:
+        if paused:
+            gc.enable()
+    last = calls + 1
+    for event in copy.deepcopy(tail):
+        if event["data"].get("step") == 3:
+            event["data"]["step"] = last
+        reason = event["data"].get("reason")
+        if isinstance(reason, dict) and reason.get("step") == 3:
+            reason["step"] = last
+        events.append(event)
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+    return events
+
+
 def recording_of(events: list[dict[str, Any]], *, pinned: bool = True) -> Recording:
     """A recording of ``events`` (normalized)."""
     return Recording("bench", "spine", pinned, "default", scrub_events(events, pinned=pinned))
 
 
-PLUGIN_MODULE = """
-from headerlock import ToolSchema
-
-def tools(ctx):
-    for i in range({tools}):
-        ctx.tools.register(ToolSchema(f"tool_{{i:02d}}", f"Tool {{i}}.", {{"type": "object"}}), lambda a: "ok")
-"""
-
-
-def scenario_project(root: Path, count: int, *, tools: int = 9) -> None:
-    """``count`` scenario fixtures (one pinned) using a generated tool plugin module."""
-    (root / "fixtures").mkdir(parents=True)
-    (root / "bench_tools.py").write_text(PLUGIN_MODULE.format(tools=tools))
-    for i in range(count):
-        (root / "fixtures" / f"scenario-{i:03d}.yaml").write_text(
-            textwrap.dedent(
-                f"""\
-                pin: {"true" if i == 0 else "false"}
-                config: {{model: bench, persona: Benchmark persona.}}
-                plugins: ["bench_tools:tools"]
-                steps: [{{prompt: "prompt {i}"}}]
-                model:
-                  - tool_calls: [{{name: tool_01, arguments: {{path: "f{i}.txt"}}}}]
-                  - text: "done {i}"
-                """
-            )
-        )
+def nine_tools(ctx: Context) -> None:
+    """The nine tools of ``session_events`` (for replaying its recordings)."""
+    for tool in tool_set(9):
+        ctx.tools.register(tool, lambda arguments: "ok")
 
 
 def _single(name: str) -> Any:
@@ -105,12 +145,6 @@ def _single(name: str) -> Any:
         )
 
     return plugin
-
-
-def nine_tools(ctx: Context) -> None:
-    """The nine tools of ``session_events`` (for replaying its recordings)."""
-    for tool in tool_set(9):
-        ctx.tools.register(tool, lambda arguments: "ok")
 
 
 tool_0, tool_1, tool_2, tool_3, tool_4, tool_5, tool_6, tool_7, tool_8 = (

@@ -58,3 +58,14 @@ def raising_listener(ctx: Context) -> None:
         raise LookupError("listener lost its index")
 
     ctx.on(ASSEMBLE_EVENT, listener)
+
+
+_loads: list[str] = []
+
+
+def counting_section(ctx: Context) -> None:
+    """A section that counts its loads in this process: the same in every fresh process."""
+    _loads.append("load")
+    prompt: SystemPrompt = ctx.get("system_prompt")
+    prompt.add_section(Section("loads", f"Loaded {len(_loads)} time(s) in this process."))
+    print("a plugin writing to stdout")

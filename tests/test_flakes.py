@@ -79,3 +79,35 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     result = flakes(tmp_path, "missing")
     assert result.returncode == 2
     assert "missing.yaml: no such fixture" in result.stderr
+
+
+def test_every_run_starts_from_a_fresh_process_state(tmp_path: Path) -> None:
+    # Two scenarios share a plugin module that counts its loads: one worker per hash
+    # seed serves both, and each run must still see a fresh process (count 1).
+    from headerlock.testing.flakes import hunt
+    from headerlock.testing.project import Project
+
+    write_scenario(tmp_path, "first", "counting_section")
+    write_scenario(tmp_path, "second", "counting_section")
+    project = Project(tmp_path / "fixtures", tmp_path / "recordings")
+    reports = hunt(project, ["first", "second"], runs=2, jobs=1)
+    for report in reports:
+        assert len(report.runs) == 2
+        for run in report.runs:
+            assert "Loaded 1 time(s) in this process." in run.output
+            assert run.output.startswith("a plugin writing to stdout\n")  # as a process prints it
+        assert [run.seed for run in report.runs] == [0, 1]
+
+
+def test_a_failing_run_names_its_scenario_and_seed(tmp_path: Path) -> None:
+    write_scenario(tmp_path, "broken", "failing_plugin_module_missing")
+    (tmp_path / "fixtures" / "broken.yaml").write_text(
+        (tmp_path / "fixtures" / "broken.yaml")
+        .read_text()
+        .replace("flaky_plugins:failing_plugin_module_missing", "flaky_plugins:alpha")
+    )
+    (tmp_path / "recordings").mkdir()
+    (tmp_path / "recordings" / "broken.yaml").write_text("not: a recording\n")
+    result = flakes(tmp_path, "--runs", "2")
+    assert result.returncode == 2
+    assert "headerlock: run of 'broken' (seed 0) failed with exit 2: headerlock: " in result.stderr

@@ -8,16 +8,13 @@ working directory is the project root: fixtures' ``plugins:`` import from it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import importlib.metadata
+import contextlib
 import io
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from headerlock.errors import (
     CheckFailed,
@@ -28,21 +25,16 @@ from headerlock.errors import (
     PinError,
     ReplayMismatch,
 )
-from headerlock.formats.explain import explain
-from headerlock.formats.fixture import Scenario
-from headerlock.formats.recording import load_recording
 from headerlock.formats.secrets import REDACT_ENV_VAR, redact_env
-from headerlock.formats.strict_yaml import dumps
-from headerlock.runtime.aio import run_sync
-from headerlock.runtime.header import fold_request_header
 from headerlock.runtime.plugins import add_import_root
-from headerlock.runtime.session import REQUEST_HEADER, REQUEST_HEADER_DELTA, TURN_END, SessionLog
-from headerlock.testing.drivers import get_driver
-from headerlock.testing.flakes import hunt, table
-from headerlock.testing.order_check import run_under
-from headerlock.testing.project import Project
-from headerlock.testing.replay import model_for_recording
-from headerlock.testing.schedules import LoadSchedule
+from headerlock.testing.progress import Progress
+
+if TYPE_CHECKING:
+    # Each command imports what it runs: ``headerlock flakes`` starts its first workers
+    # before the parent has imported the machinery (they import it meanwhile).
+    from headerlock.formats.fixture import Scenario
+    from headerlock.testing.flake_worker import Worker
+    from headerlock.testing.project import Project
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -59,20 +51,47 @@ def bundled_dir(name: str) -> Path:
 
 
 class Console:
-    """Progress and results, one line each; ``[i/n]`` counters on long runs."""
+    """Progress and results, one line each; ``[i/n]`` counters on long runs and, on a
+    terminal, a status line with the rate and time left below them."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.status: Progress | None = None
 
     def line(self, text: str = "") -> None:
+        if self.status is not None:
+            self.status.clear()
         print(text, file=self.out, flush=True)
+        if self.status is not None:
+            self.status.draw()
 
     def step(self, index: int, total: int, text: str) -> None:
+        if self.status is not None:
+            self.status.done = index
         self.line(f"[{index}/{total}] {text}")
+
+    @contextlib.contextmanager
+    def progress(self, total: int, noun: str) -> Iterator[None]:
+        """A status line while ``total`` items run (on a terminal; nothing elsewhere)."""
+        self.status = Progress(self.out, total, noun)
+        self.status.draw()
+        try:
+            yield
+        finally:
+            self.status.finish()
+            self.status = None
 
 
 def header_lines(events: Sequence[dict[str, object]]) -> list[str]:
     """One line per recorded header: its kind, reason and tool order."""
+    from headerlock.runtime.header import fold_request_header
+    from headerlock.runtime.session import (
+        REQUEST_HEADER,
+        REQUEST_HEADER_DELTA,
+        TURN_END,
+        SessionLog,
+    )
+
     log = SessionLog.from_data(events)
     lines = []
     for event in log.events:
@@ -93,6 +112,13 @@ def _selected(project: Project, names: Sequence[str]) -> list[Scenario]:
 
 async def _record(project: Project, names: Sequence[str], console: Console, live: bool) -> int:
     scenarios = _selected(project, names)
+    with console.progress(len(scenarios), "recorded"):
+        return await _record_each(project, scenarios, console, live)
+
+
+async def _record_each(
+    project: Project, scenarios: Sequence[Scenario], console: Console, live: bool
+) -> int:
     failed = 0
     for index, scenario in enumerate(scenarios, 1):
         started = time.perf_counter()
@@ -118,6 +144,25 @@ async def _replay(
     project: Project, names: Sequence[str], console: Console, *, show_headers: bool = False
 ) -> int:
     scenarios = _selected(project, names)
+    with console.progress(len(scenarios), "replayed"):
+        failures, bad = await _replay_each(project, scenarios, console, show_headers)
+    try:
+        await project.check_files()
+        console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
+    except PinError as error:
+        failures += 1
+        console.line("guards: FAIL")
+        console.line("\n".join(f"    {p}" for p in error.problems))
+    except HeaderlockError as error:
+        bad += 1
+        console.line(f"guards: FAIL\n    {error}")
+    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
+
+
+async def _replay_each(
+    project: Project, scenarios: Sequence[Scenario], console: Console, show_headers: bool
+) -> tuple[int, int]:
+    """Replay each scenario; how many failed and how many were bad input."""
     failures = bad = 0
     for index, scenario in enumerate(scenarios, 1):
         started = time.perf_counter()
@@ -137,20 +182,16 @@ async def _replay(
         if show_headers:
             for line in header_lines(output.events):
                 console.line(f"      {line}")
-    try:
-        await project.check_files()
-        console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
-    except PinError as error:
-        failures += 1
-        console.line("guards: FAIL")
-        console.line("\n".join(f"    {p}" for p in error.problems))
-    except HeaderlockError as error:
-        bad += 1
-        console.line(f"guards: FAIL\n    {error}")
-    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
+    return failures, bad
 
 
 async def _demo(console: Console) -> int:
+    import shutil
+    import tempfile
+
+    from headerlock.testing.drivers import get_driver
+    from headerlock.testing.project import Project
+
     with tempfile.TemporaryDirectory(prefix="headerlock-demo-") as temp:
         root = Path(temp)
         shutil.copytree(bundled_dir("fixtures"), root / "fixtures")
@@ -175,6 +216,12 @@ async def _demo(console: Console) -> int:
 
 
 def _run_once(project: Project, name: str, order: str, console: Console) -> int:
+    from headerlock.formats.strict_yaml import dumps
+    from headerlock.runtime.aio import run_sync
+    from headerlock.testing.order_check import run_under
+    from headerlock.testing.replay import model_for_recording
+    from headerlock.testing.schedules import LoadSchedule
+
     scenario = project.scenario(name)
     size = len(scenario.plugins)
     try:
@@ -193,44 +240,32 @@ def _run_once(project: Project, name: str, order: str, console: Console) -> int:
     return EXIT_OK
 
 
-def _flakes(project: Project, names: Sequence[str], runs: int, jobs: int, console: Console) -> int:
+def _flakes(
+    project: Project,
+    names: Sequence[str],
+    runs: int,
+    jobs: int,
+    console: Console,
+    workers: dict[int, Worker],
+) -> int:
+    from headerlock.testing.flakes import hunt, table
+
     chosen = list(names) or project.scenario_names()
     for name in chosen:
         project.scenario(name)  # bad input fails before any run
     total = runs * len(chosen)
     console.line(f"headerlock flakes: {len(chosen)} scenarios x {runs} runs in fresh processes")
-    bar = ProgressBar(sys.stderr, total)
-    reports = hunt(project, chosen, runs=runs, jobs=jobs, progress=bar.update)
+    bar = Progress(sys.stderr, total, "runs", every_tenth=True)
+    reports = hunt(project, chosen, runs=runs, jobs=jobs, progress=bar.update, workers=workers)
     bar.finish()
     for line in table(reports):
         console.line(line)
     return EXIT_MISMATCH if any(len(r.groups()) > 1 for r in reports) else EXIT_OK
 
 
-class ProgressBar:
-    """``[#####.....] 12/40`` on a terminal; a line per tenth of the work elsewhere."""
-
-    def __init__(self, out: TextIO, total: int, width: int = 30) -> None:
-        self.out, self.total, self.width = out, total, width
-        self.tty = out.isatty()
-        self.last_tenth = 0
-
-    def update(self, done: int, total: int) -> None:
-        if self.tty:
-            filled = self.width * done // max(total, 1)
-            bar = "#" * filled + "." * (self.width - filled)
-            self.out.write(f"\r[{bar}] {done}/{total}")
-            self.out.flush()
-        elif done * 10 // max(total, 1) > self.last_tenth or done == total:
-            self.last_tenth = done * 10 // max(total, 1)
-            print(f"progress: {done}/{total} runs", file=self.out, flush=True)
-
-    def finish(self) -> None:
-        if self.tty:
-            self.out.write("\n")
-
-
 def _diff(a: Path, b: Path, console: Console) -> int:
+    from headerlock.formats.explain import explain
+    from headerlock.formats.recording import load_recording
     from headerlock.testing.wire.explain import diff_wire_files
 
     wire = diff_wire_files(a, b)  # two wire recordings: where the cacheable prefix breaks
@@ -302,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     flakes.add_argument("--runs", type=_positive, default=6, help="runs per scenario (default 6)")
     flakes.add_argument("--jobs", type=_positive, default=2, help="parallel processes (default 2)")
     once = commands.add_parser("run-once")  # internal: one flakes run, recording on stdout
+    commands.add_parser("flake-worker")  # internal: flakes runs of one hash seed (JSON lines)
     once.add_argument("name")
     once.add_argument("--order", default="")
     for command in (flakes, once):
@@ -352,6 +388,8 @@ def _tolerate_any_encoding() -> None:
 
 
 def _version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("headerlock")
     except importlib.metadata.PackageNotFoundError:
@@ -379,17 +417,35 @@ def _check_project(project: Project, args: argparse.Namespace) -> None:
 
 
 def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    import asyncio
+
     if args.command == "demo":
         return asyncio.run(_demo(console))
     if args.command == "diff":
         return _diff(args.a, args.b, console)
-    project = Project(args.fixtures, args.recordings)
-    if args.command != "run-once":
-        _check_project(project, args)
+    if args.command == "flake-worker":
+        from headerlock.testing.flake_worker import serve_warm
+
+        return serve_warm(main)
     if args.command == "flakes":
-        return _flakes(project, args.names, args.runs, args.jobs, console)
+        from headerlock.testing.flake_worker import started
+
+        # The first workers import while this process loads and checks the scenarios.
+        with started(range(min(args.jobs, args.runs))) as workers:
+            project = _project(args)
+            return _flakes(project, args.names, args.runs, args.jobs, console, workers)
+    project = _project(args)
     if args.command == "run-once":
         return _run_once(project, args.name, args.order, console)
     if args.command == "record":
         return asyncio.run(_record(project, args.names, console, args.live))
     return asyncio.run(_replay(project, args.names, console))
+
+
+def _project(args: argparse.Namespace) -> Project:
+    from headerlock.testing.project import Project
+
+    project = Project(args.fixtures, args.recordings)
+    if args.command != "run-once":
+        _check_project(project, args)
+    return project

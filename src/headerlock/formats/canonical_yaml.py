@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from headerlock.errors import SerializationError
@@ -66,26 +66,55 @@ _INT_LIMIT = 10**MAX_INT_DIGITS
 
 def dump(data: Any) -> str:
     """Canonical YAML text of ``data``; the same content always gives the same string."""
+    return "".join(dump_chunks(data))
+
+
+CHUNK_PIECES = 4096
+"""Pieces joined into one chunk of ``dump_chunks`` (bounds the memory a dump needs)."""
+
+
+def dump_chunks(data: Any) -> Iterator[str]:
+    """``dump(data)`` in consecutive pieces: the items of a top-level list (also the
+    value of a top-level key) are joined a few thousand pieces at a time."""
     out: list[str] = []
     if isinstance(data, Mapping) and data:
-        _mapping(data, 0, out, inline=False)
+        for key in sorted(_keys(data)):
+            _key(key, "", "", out)
+            value = data[key]
+            if isinstance(value, (list, tuple)) and value:
+                out.append("\n")
+                yield from _items(value, out)
+            else:
+                _value(value, 0, out)
     elif isinstance(data, (list, tuple)) and data:
-        _sequence(data, 0, out, inline=False)
+        yield from _items(data, out)
     else:
         _scalar_value(data, 0, out, root=True)
-    return "".join(out)
+    yield "".join(out)
+
+
+def _items(items: Any, out: list[str]) -> Iterator[str]:
+    """The items of a block sequence at indent 0, flushed in chunks."""
+    for item in items:
+        _sequence((item,), 0, out, inline=False)
+        if len(out) >= CHUNK_PIECES:
+            yield "".join(out)
+            out.clear()
 
 
 def _mapping(mapping: Mapping[Any, Any], indent: int, out: list[str], *, inline: bool) -> None:
     pad = " " * indent
     for n, key in enumerate(sorted(_keys(mapping))):
-        prefix = "" if inline and n == 0 else pad
-        text = _string(key)
-        if len(text) > MAX_SIMPLE_KEY:
-            out.append(f"{prefix}? {text}\n{pad}:")
-        else:
-            out.append(f"{prefix}{text}:")
+        _key(key, "" if inline and n == 0 else pad, pad, out)
         _value(mapping[key], indent, out)
+
+
+def _key(key: str, prefix: str, pad: str, out: list[str]) -> None:
+    text = _string(key)
+    if len(text) > MAX_SIMPLE_KEY:
+        out.append(f"{prefix}? {text}\n{pad}:")
+    else:
+        out.append(f"{prefix}{text}:")
 
 
 def _keys(mapping: Mapping[Any, Any]) -> list[str]:

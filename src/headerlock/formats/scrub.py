@@ -15,7 +15,7 @@ than ``MIN_SECRET_LENGTH`` characters are not secrets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from headerlock.formats.secrets import (
@@ -59,6 +59,8 @@ def find_secret(value: Any, environ: Mapping[str, str] | None = None) -> tuple[s
     """``(path, variable)`` of the first string in plain data that holds a secret
     (the path never shows the secret itself)."""
     table = secret_env(environ)
+    if not table or not _holds_secret(value, tuple(table)):
+        return None  # the common case, without building a path for every node
 
     def walk(item: Any, path: str) -> tuple[str, str] | None:
         if isinstance(item, str):
@@ -76,26 +78,48 @@ def find_secret(value: Any, environ: Mapping[str, str] | None = None) -> tuple[s
                     return found
         return None
 
-    return walk(value, "") if table else None
+    return walk(value, "")
+
+
+def _holds_secret(value: Any, secrets: tuple[str, ...]) -> bool:
+    """Whether any string (key or value) in plain data holds one of ``secrets``."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        if isinstance(item, str):
+            if any(secret in item for secret in secrets):
+                return True
+        elif isinstance(item, Mapping):
+            push(item.keys())
+            push(item.values())
+        elif isinstance(item, (list, tuple)):
+            push(item)
+    return False
 
 
 def _ids_in_order(events: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     mapping: dict[str, str] = {}
+    for event in events:
+        _see_ids(event, mapping)
+    return mapping
 
-    def see(call_id: Any) -> None:
+
+def _see_ids(event: Mapping[str, Any], mapping: dict[str, str]) -> None:
+    """Give each tool-call id of ``event`` not seen before the next ``<<id:N>>`` token."""
+    data = event.get("data")
+    if not isinstance(data, Mapping):
+        return
+    kind = event.get("type")
+    if kind == ASSISTANT_MESSAGE:
+        ids = [call.get("id") for call in _calls(data)]
+    elif kind in (TOOL_CALL, TOOL_RESULT):
+        ids = [data.get("id")]
+    else:
+        return
+    for call_id in ids:
         if isinstance(call_id, str) and call_id not in mapping:
             mapping[call_id] = f"<<id:{len(mapping) + 1}>>"
-
-    for event in events:
-        data = event.get("data")
-        if not isinstance(data, Mapping):
-            continue
-        if event.get("type") == ASSISTANT_MESSAGE:
-            for call in _calls(data):
-                see(call.get("id"))
-        elif event.get("type") in (TOOL_CALL, TOOL_RESULT):
-            see(data.get("id"))
-    return mapping
 
 
 def _calls(data: Mapping[str, Any]) -> list[Any]:
@@ -105,13 +129,16 @@ def _calls(data: Mapping[str, Any]) -> list[Any]:
 
 def _copy(value: Any, workspace: str | None, secrets: Sequence[str] = ()) -> Any:
     """A copy of plain data (dicts and lists) with secrets and the workspace path replaced."""
+    kind = type(value)
+    if kind is int or kind is bool or kind is float or value is None:
+        return value
     if isinstance(value, str):
         if secrets:
             value = _redact(value, secrets)
         return (
             value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value
         )
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         if secrets:
             return {
                 _redact(k, secrets) if isinstance(k, str) else k: _copy(v, workspace, secrets)
@@ -136,44 +163,66 @@ def scrub_events(
 ) -> Events:
     """The normalized copy of ``events`` (plain data, as ``Event.to_data`` gives);
     ``secrets`` default to ``secret_values()``."""
+    return list(_scrubbed(events, pinned, workspace, secrets))
+
+
+def is_scrubbed(events: Sequence[Mapping[str, Any]], *, pinned: bool = False) -> bool:
+    """``scrub_events(events, pinned=pinned) == events``, one event at a time (no copy
+    of the whole log is kept)."""
+    if not isinstance(events, list):
+        return scrub_events(events, pinned=pinned) == events
+    scrubbed = _scrubbed(events, pinned, None, None)
+    return all(mine == event for mine, event in zip(scrubbed, events, strict=True))
+
+
+def _scrubbed(
+    events: Sequence[Mapping[str, Any]],
+    pinned: bool,
+    workspace: str | None,
+    secrets: Sequence[str] | None,
+) -> Iterator[Any]:
+    """Each event of ``scrub_events`` in turn. An id's token depends only on the
+    events up to its first appearance, so one pass gives every token."""
     hidden = secret_values() if secrets is None else secrets
-    result: Events = [_copy(e, workspace, hidden) for e in events]
-    ids = _ids_in_order(result)
-    for event in result:
-        data = event.get("data")
-        if not isinstance(data, dict):
-            continue
-        kind = event.get("type")
-        if kind == REQUEST_HEADER and isinstance(data.get("header"), dict) and not pinned:
-            header = data["header"]
-            if "system" in header:
-                header["system"] = SYSTEM_PLACEHOLDER
-            if "tools" in header:
-                header["tools"] = TOOLS_PLACEHOLDER
-        elif kind == REQUEST_HEADER_DELTA and not pinned:
-            tools = data.get("tools")
-            if isinstance(tools, dict):
-                for part in ("added", "changed"):
-                    if isinstance(tools.get(part), list):
-                        tools[part] = [_tool_name(t) for t in tools[part]]
-            system = data.get("system")
-            if isinstance(system, dict) and "insert" in system:
-                system["insert"] = SYSTEM_PLACEHOLDER
-        elif kind == TURN_END:
-            for key in TIME_KEYS:
-                if key in data:
-                    data[key] = 0
-        if kind == ASSISTANT_MESSAGE:
-            for call in _calls(data):
-                if isinstance(call.get("id"), str) and call["id"] in ids:
-                    call["id"] = ids[call["id"]]
-        elif (
-            kind in (TOOL_CALL, TOOL_RESULT)
-            and isinstance(data.get("id"), str)
-            and data["id"] in ids
-        ):
-            data["id"] = ids[data["id"]]
-    return result
+    ids: dict[str, str] = {}
+    for original in events:
+        event = _copy(original, workspace, hidden)
+        _see_ids(event, ids)
+        _scrub_event(event, ids, pinned)
+        yield event
+
+
+def _scrub_event(event: Any, ids: Mapping[str, str], pinned: bool) -> None:
+    """Scrub one copied event in place (see the module docstring)."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return
+    kind = event.get("type")
+    if kind == REQUEST_HEADER and isinstance(data.get("header"), dict) and not pinned:
+        header = data["header"]
+        if "system" in header:
+            header["system"] = SYSTEM_PLACEHOLDER
+        if "tools" in header:
+            header["tools"] = TOOLS_PLACEHOLDER
+    elif kind == REQUEST_HEADER_DELTA and not pinned:
+        tools = data.get("tools")
+        if isinstance(tools, dict):
+            for part in ("added", "changed"):
+                if isinstance(tools.get(part), list):
+                    tools[part] = [_tool_name(t) for t in tools[part]]
+        system = data.get("system")
+        if isinstance(system, dict) and "insert" in system:
+            system["insert"] = SYSTEM_PLACEHOLDER
+    elif kind == TURN_END:
+        for key in TIME_KEYS:
+            if key in data:
+                data[key] = 0
+    if kind == ASSISTANT_MESSAGE:
+        for call in _calls(data):
+            if isinstance(call.get("id"), str) and call["id"] in ids:
+                call["id"] = ids[call["id"]]
+    elif kind in (TOOL_CALL, TOOL_RESULT) and isinstance(data.get("id"), str) and data["id"] in ids:
+        data["id"] = ids[data["id"]]
 
 
 def restore_header(

@@ -12,10 +12,12 @@ wrapping, no aliases, literal blocks for multi-line strings.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -143,25 +145,33 @@ _SCALAR: Final = yaml.ScalarEvent
 class _Frame:
     """An open mapping (keys and values alternate in ``items``) or sequence."""
 
-    __slots__ = ("items", "keys", "mapping", "start")
+    __slots__ = ("items", "lines", "mapping", "start")
 
     def __init__(self, start: Any, *, mapping: bool) -> None:
         self.items: list[Any] = []
-        self.keys: list[Any] = []  # the key events of a mapping, for error lines
+        self.lines: list[int | None] = []  # the lines of a mapping's keys, for errors
         self.mapping = mapping
         self.start = start
 
 
 def _build(next_event: Callable[[], Any]) -> Any:
-    """Plain data from a stream of parser events, refusing what strict YAML refuses."""
+    """Plain data from a stream of parser events, refusing what strict YAML refuses.
+
+    Equal strings share one object (keys and values repeat across a recording's
+    events: this keeps a loaded log a fraction of its size otherwise).
+    """
     stack: list[_Frame] = []
     documents = 0
     maybe_not_str = _MAYBE_NOT_STR
+    strings: dict[str, str] = {}
+    shared = strings.setdefault
+    scalar_kind, mapping_kind, sequence_kind = _SCALAR, _MAPPING, _SEQUENCE
+    mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
     while True:
         event = next_event()
         kind = event.__class__
         plain: str | None = None
-        if kind is _SCALAR:
+        if kind is scalar_kind:
             if event.anchor is not None:
                 raise _Refused("anchors and aliases are not allowed", _line(event))
             value: str = event.value
@@ -172,12 +182,19 @@ def _build(next_event: Callable[[], Any]) -> Any:
             if event.tag is not None:
                 data: Any = _tagged(event.tag, value, event)
             elif not event.implicit[0]:
-                data = value
+                data = shared(value, value)
             else:
                 plain = value
-                data = value if value and value[0] not in maybe_not_str else _core(value, event)
-        elif kind is _MAPPING or kind is _SEQUENCE:
-            mapping = kind is _MAPPING
+                if value and value[0] not in maybe_not_str:
+                    data = shared(value, value)
+                elif value.isdigit() and value.isascii() and len(value) < 19:
+                    data = int(value)  # the common case: seq, turn, step
+                else:
+                    data = _core(value, event)
+                    if data.__class__ is str:
+                        data = shared(data, data)
+        elif kind is mapping_kind or kind is sequence_kind:
+            mapping = kind is mapping_kind
             if event.anchor is not None:
                 raise _Refused("anchors and aliases are not allowed", _line(event))
             if event.tag not in (_MAP_TAGS if mapping else _SEQ_TAGS):
@@ -186,14 +203,14 @@ def _build(next_event: Callable[[], Any]) -> Any:
                 raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", _line(event))
             stack.append(_Frame(event, mapping=mapping))
             continue
-        elif kind is yaml.MappingEndEvent:
+        elif kind is mapping_end:
             frame = stack.pop()
             items = frame.items
             data = dict(zip(items[::2], items[1::2], strict=True))
             if len(data) * 2 != len(items):
                 _duplicate(frame)
             event = frame.start
-        elif kind is yaml.SequenceEndEvent:
+        elif kind is sequence_end:
             frame = stack.pop()
             data = frame.items
             event = frame.start
@@ -219,7 +236,7 @@ def _build(next_event: Callable[[], Any]) -> Any:
                 raise _Refused("merge keys (<<) are not allowed", _line(event))
             if data.__class__ is not str:
                 raise _Refused(f"mapping keys must be strings, got {data!r}", _line(event))
-            parent.keys.append(event)
+            parent.lines.append(_line(event))
         parent.items.append(data)
 
 
@@ -238,17 +255,31 @@ def _rest(next_event: Callable[[], Any], root: Any) -> Any:
 
 def _duplicate(frame: _Frame) -> None:
     """Raise for the first key of ``frame`` that repeats an earlier one."""
-    first: dict[str, Any] = {}
-    for key, event in zip(frame.items[::2], frame.keys, strict=True):
+    first: dict[str, int | None] = {}
+    for key, line in zip(frame.items[::2], frame.lines, strict=True):
         if key in first:
-            line = _line(first[key])
-            where = f" (first at line {line + 1})" if line is not None else ""
-            raise _Refused(f"duplicate key {key!r}{where}", _line(event))
-        first[key] = event
+            earlier = first[key]
+            where = f" (first at line {earlier + 1})" if earlier is not None else ""
+            raise _Refused(f"duplicate key {key!r}{where}", line)
+        first[key] = line
 
 
 def _surrogate(char: str) -> str:
     return f"found a lone surrogate (U+{ord(char):04X}), which is not a Unicode character"
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused for a bulk load (the objects built are
+    acyclic; collecting while millions are made costs more than the building),
+    restored to its previous state after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
@@ -256,7 +287,8 @@ def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
     parser: Any = None
     try:
         parser = yaml.SafeLoader(text) if pure or not YAML_C else _Parser(text)
-        return _build(parser.get_event)
+        with paused_gc():
+            return _build(parser.get_event)
     except _Refused as error:
         line = error.line + 1 if error.line is not None else None
         raise YamlError(str(error), path=path, line=line) from None

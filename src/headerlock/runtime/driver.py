@@ -9,8 +9,6 @@ finds them by name (``headerlock.testing.drivers``).
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ from headerlock.runtime.config import Schema, SpineConfig, forward
 from headerlock.runtime.context import Plugin
 from headerlock.runtime.llm import LlmAdapter
 from headerlock.runtime.plugins import resolve_plugin
+from headerlock.runtime.plugins import subprocess_env as subprocess_env  # its old home
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +33,8 @@ class ModelSource:
 
     def adapter(self, config: Schema) -> LlmAdapter:
         """The adapter for one run."""
-        if self.replies is not None:
-            return ScriptedAdapter(self.replies)
+        if self.replies is not None:  # nobody sees this adapter's requests after the run
+            return ScriptedAdapter(self.replies, keep_requests=False)
         if self.live:
             from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
 
@@ -121,10 +120,3 @@ class SpineDriver:
             for prompt in job.prompts:
                 await app.run_turn(prompt)
         return RunOutput(app.session.to_data(), None, str(job.workspace))
-
-
-def subprocess_env(**overrides: str) -> dict[str, str]:
-    """This process's environment, with a ``PYTHONPATH`` that finds what it imports
-    (so a child process can load the same plugins), plus ``overrides``."""
-    paths = [p for p in sys.path if p and Path(p).is_dir()]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **overrides}

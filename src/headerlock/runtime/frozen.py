@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Any, Final, NoReturn
 
 from headerlock.errors import UnorderedValueError
 
@@ -18,6 +18,14 @@ class FrozenDict(Mapping[str, Any]):
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "_data", dict(data or {}))
         object.__setattr__(self, "_hash", None)
+
+    @classmethod
+    def _of(cls, data: dict[str, Any]) -> FrozenDict:
+        """A FrozenDict owning ``data`` (a new dict nobody else holds): no copy."""
+        frozen = object.__new__(cls)
+        object.__setattr__(frozen, "_data", data)
+        object.__setattr__(frozen, "_hash", None)
+        return frozen
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -43,6 +51,21 @@ class FrozenDict(Mapping[str, Any]):
             return self._data == dict(other)
         return NotImplemented
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[Any]:
+        return self._data.values()
+
+    def items(self) -> ItemsView[str, Any]:
+        return self._data.items()
+
     def __repr__(self) -> str:
         return f"FrozenDict({self._data!r})"
 
@@ -54,15 +77,22 @@ class FrozenDict(Mapping[str, Any]):
 
 
 _FROZEN_LEAVES: frozenset[type] = frozenset({FrozenDict, str, int, float, bool, type(None), bytes})
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
+_MUTABLE: Final = (dict, list, set, bytearray)
 
 
 def deep_freeze(value: Any) -> Any:
     """Return ``value`` with every dict frozen and every list/tuple made a tuple."""
+    kind = type(value)
+    if kind in _SCALARS or kind is FrozenDict:
+        return value
+    if kind is dict:
+        return FrozenDict._of({str(k): deep_freeze(v) for k, v in value.items()})
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):
-        return FrozenDict({str(k): deep_freeze(v) for k, v in value.items()})
-    if isinstance(value, tuple) and all(type(v) in _FROZEN_LEAVES for v in value):
+        return FrozenDict._of({str(k): deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, tuple) and _FROZEN_LEAVES.issuperset(map(type, value)):
         return value  # already frozen: a request's shared messages, for instance
     if isinstance(value, (list, tuple)):
         return tuple(deep_freeze(v) for v in value)
@@ -73,6 +103,11 @@ def deep_freeze(value: Any) -> Any:
 
 def thaw(value: Any) -> Any:
     """Inverse of :func:`deep_freeze`: plain ``dict`` and ``list`` again."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is FrozenDict or kind is dict:
+        return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -82,8 +117,11 @@ def thaw(value: Any) -> Any:
 
 def is_deep_frozen(value: Any) -> bool:
     """True when no mutable dict or list is reachable from ``value``."""
-    if isinstance(value, FrozenDict):
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is FrozenDict or isinstance(value, FrozenDict):
         return all(is_deep_frozen(v) for v in value.values())
     if isinstance(value, tuple):
         return all(is_deep_frozen(v) for v in value)
-    return not isinstance(value, (dict, list, set, bytearray))
+    return not isinstance(value, _MUTABLE)

@@ -25,6 +25,17 @@ class ModelRequest:
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", deep_freeze(tuple(self.messages)))
 
+    @classmethod
+    def of_frozen(
+        cls, header: RequestHeader, messages: tuple[Mapping[str, Any], ...]
+    ) -> ModelRequest:
+        """The request of ``messages`` that are each deep-frozen already (the loop
+        freezes every message once, when it is added): nothing is refrozen."""
+        request = object.__new__(cls)
+        object.__setattr__(request, "header", header)
+        object.__setattr__(request, "messages", messages)
+        return request
+
     def to_data(self) -> dict[str, Any]:
         """Plain data: the header's parts and the messages."""
         return {**self.header.to_data(), "messages": thaw(self.messages)}

@@ -150,7 +150,7 @@ class AgentLoop:
             header = RequestHeader(self.header_config(), assembly.render(), assembly.tools)
             self._record_header(header)
             request = await self.ctx.waterfall(
-                BUILD_REQUEST, ModelRequest(header, tuple(self._messages))
+                BUILD_REQUEST, ModelRequest.of_frozen(header, tuple(self._messages))
             )
             chunks: list[str] = []
             calls: list[ToolCallRequest] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import os
 import re
 import sys
 import sysconfig
@@ -12,9 +13,12 @@ import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from headerlock.errors import PluginError
-from headerlock.runtime.context import Plugin
+
+if TYPE_CHECKING:  # the pytest plugin imports this module at start: keep it light
+    from headerlock.runtime.context import Plugin
 
 PLUGIN_SHAPE = "a plugin is a callable taking the context: plugin(ctx) or plugin(ctx, config)"
 _BUILTIN_TYPES = (
@@ -55,8 +59,17 @@ def resolve_plugin(path: str) -> Plugin:
             ) from None
     if not callable(target):
         raise PluginError(f"plugin {path!r} is not callable", plugin=path)
-    _check_plugin(path, module_name, target)
+    module = sys.modules.get(module_name)
+    checked = _checked.get(path)
+    if checked is None or checked[0] is not module or checked[1] is not target:
+        _check_plugin(path, module_name, target)
+        _checked[path] = (module, target)
     return target
+
+
+_checked: dict[str, tuple[object, object]] = {}
+"""The module and callable of each path that passed ``_check_plugin`` (it inspects
+signatures: resolving a scenario's plugins for every run need not repeat it)."""
 
 
 def _check_plugin(path: str, module_name: str, target: Callable[..., object]) -> None:
@@ -131,3 +144,10 @@ def add_import_root(root: Path) -> Callable[[], None]:
             sys.path.remove(entry)
 
     return undo
+
+
+def subprocess_env(**overrides: str) -> dict[str, str]:
+    """This process's environment, with a ``PYTHONPATH`` that finds what it imports
+    (so a child process can load the same plugins), plus ``overrides``."""
+    paths = [p for p in sys.path if p and Path(p).is_dir()]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **overrides}

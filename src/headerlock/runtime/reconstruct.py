@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from operator import is_
 from typing import Any
 
 from headerlock.errors import CorruptLogError, ReconstructionError
@@ -56,11 +58,7 @@ class ReconstructabilityCheck:
             )
         self._advance()
         messages = request.messages
-        shared = 0
-        for mine, verified in zip(messages, self._verified, strict=False):
-            if mine is not verified:
-                break
-            shared += 1
+        shared = _shared_prefix(messages, self._verified)
         if not is_deep_frozen((messages[shared:], request.header.config)):
             raise ReconstructionError("the request is not deep-frozen", part="not frozen")
         if self._at_step is None:
@@ -74,10 +72,9 @@ class ReconstructabilityCheck:
             raise ReconstructionError(
                 f"the request's {', '.join(parts)} differ from the folded header", part="header"
             )
-        expected = self._rebuilt[: self._at_step]
-        if len(messages) != len(expected) or any(
-            messages[i] != expected[i] for i in range(shared, len(expected))
-        ):
+        rebuilt, size = self._rebuilt, self._at_step
+        if len(messages) != size or any(messages[i] != rebuilt[i] for i in range(shared, size)):
+            expected = rebuilt[:size]
             at = next(
                 (i for i, (a, b) in enumerate(zip(expected, messages, strict=False)) if a != b),
                 min(len(expected), len(messages)),
@@ -88,6 +85,18 @@ class ReconstructabilityCheck:
                 part="messages",
             )
         self._verified = messages
+
+
+def _shared_prefix(messages: Sequence[Any], verified: Sequence[Any]) -> int:
+    """How many leading ``messages`` are the very objects verified last time."""
+    if all(map(is_, messages, verified)):  # the common case, checked at C speed
+        return min(len(messages), len(verified))
+    shared = 0
+    for mine, known in zip(messages, verified, strict=False):
+        if mine is not known:
+            break
+        shared += 1
+    return shared
 
 
 def install_reconstructability_check(ctx: Context, session: SessionLog) -> Dispose:

@@ -3,16 +3,21 @@ and registration orders, and report those whose recorded bytes differ."""
 
 from __future__ import annotations
 
+import json
+import queue
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from headerlock.errors import HeaderlockError
 from headerlock.formats.explain import changed_paths, tool_order_changes
 from headerlock.formats.strict_yaml import loads
-from headerlock.runtime.driver import subprocess_env
+from headerlock.runtime.plugins import subprocess_env
+from headerlock.testing.flake_worker import FORKS, Worker, worker_command
 from headerlock.testing.project import Project
 from headerlock.testing.schedules import LoadSchedule, schedules
 
@@ -75,6 +80,12 @@ def run_once_command(project: Project, name: str, order: Sequence[int]) -> list[
     ]
 
 
+def _failed(name: str, seed: int, code: int, stderr: str) -> HeaderlockError:
+    return HeaderlockError(
+        f"run of {name!r} (seed {seed}) failed with exit {code}: {stderr.strip()[-2000:]}"
+    )
+
+
 def _run(project: Project, name: str, seed: int, schedule: LoadSchedule) -> FlakeRun:
     result = subprocess.run(
         run_once_command(project, name, schedule.order),
@@ -85,11 +96,63 @@ def _run(project: Project, name: str, seed: int, schedule: LoadSchedule) -> Flak
         check=False,
     )
     if result.returncode != 0:
-        raise HeaderlockError(
-            f"run of {name!r} (seed {seed}) failed with exit {result.returncode}:"
-            f" {result.stderr.strip()[-2000:]}"
-        )
+        raise _failed(name, seed, result.returncode, result.stderr)
     return FlakeRun(seed, schedule, result.stdout)
+
+
+Task = tuple[int, str, LoadSchedule]
+"""A run: its index among all runs, the scenario and its schedule."""
+Finished = Callable[[int, "FlakeRun | BaseException"], None]
+
+
+def _seed_runs(
+    project: Project, seed: int, runs: Sequence[Task], finished: Finished, worker: Worker | None
+) -> None:
+    """Every run of one hash seed, each forked from one warmed worker (``flake_worker``)."""
+    commands = [run_once_command(project, name, schedule.order)[3:] for _, name, schedule in runs]
+    worker = worker or Worker.start(seed)
+    process = worker.process
+    assert process.stdin is not None and process.stdout is not None
+    timer: threading.Timer | None = None
+    try:
+        process.stdin.write("".join(json.dumps(argv) + "\n" for argv in commands))
+        process.stdin.close()
+        for position, (index, name, schedule) in enumerate(runs):
+            timer = threading.Timer(RUN_TIMEOUT, process.kill)
+            timer.start()
+            line = process.stdout.readline()
+            timer.cancel()
+            if not line:
+                lost = _lost(worker, name, seed, commands[position])
+                for later, _, _ in runs[position:]:
+                    finished(later, lost)
+                return
+            code, output, stderr = json.loads(line)
+            run = FlakeRun(seed, schedule, output) if code == 0 else None
+            finished(index, run or _failed(name, seed, code, stderr))
+    finally:
+        if timer is not None:
+            timer.cancel()
+        worker.close()
+
+
+def _lost(worker: Worker, name: str, seed: int, argv: list[str]) -> BaseException:
+    """Why a worker stopped answering: killed at the timeout, or it ended."""
+    code = worker.process.wait()
+    if code == -signal.SIGKILL:
+        return subprocess.TimeoutExpired([*worker_command(), *argv], RUN_TIMEOUT)
+    return _failed(name, seed, code, worker.stderr())
+
+
+def _one(
+    project: Project, index: int, name: str, seed: int, schedule: LoadSchedule, finished: Finished
+) -> None:
+    """One run in a fresh process (where runs cannot fork from a worker)."""
+    try:
+        outcome: FlakeRun | BaseException = _run(project, name, seed, schedule)
+    except (HeaderlockError, subprocess.SubprocessError, OSError) as error:
+        outcome = error
+    finished(index, outcome)
 
 
 def hunt(
@@ -99,8 +162,12 @@ def hunt(
     runs: int,
     jobs: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    workers: dict[int, Worker] | None = None,
 ) -> list[FlakeReport]:
-    """Run each scenario ``runs`` times (hash seeds 0..runs-1, varied orders)."""
+    """Run each scenario ``runs`` times (hash seeds 0..runs-1, varied orders), at most
+    ``jobs`` processes at a time. One worker per hash seed forks every run of that
+    seed (``headerlock.testing.flake_worker``; ``workers`` started earlier are taken
+    from the dict and used); the reports keep the runs in order."""
     reports = []
     tasks: list[tuple[FlakeReport, int, LoadSchedule]] = []
     for name in names:
@@ -110,18 +177,52 @@ def hunt(
         plan = schedules(runs, len(report.plugins), seed=name)
         for index in range(runs):
             tasks.append((report, index, plan[index % len(plan)]))
-    done = 0
+    outcomes: list[FlakeRun | BaseException | None] = [None] * len(tasks)
+    done: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def finished(index: int, outcome: FlakeRun | BaseException) -> None:
+        outcomes[index] = outcome
+        done.put(index)
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [
-            (report, pool.submit(_run, project, report.scenario, seed, schedule))
-            for report, seed, schedule in tasks
-        ]
-        for report, future in futures:
-            report.runs.append(future.result())
-            done += 1
+        if FORKS:
+            by_seed: dict[int, list[Task]] = {}
+            for index, (report, seed, schedule) in enumerate(tasks):
+                by_seed.setdefault(seed, []).append((index, report.scenario, schedule))
+            started = workers if workers is not None else {}
+            batches = [
+                pool.submit(_seed_runs, project, seed, mine, finished, started.pop(seed, None))
+                for seed, mine in by_seed.items()
+            ]
+        else:
+            batches = [
+                pool.submit(_one, project, index, report.scenario, seed, schedule, finished)
+                for index, (report, seed, schedule) in enumerate(tasks)
+            ]
+        for count in range(1, len(tasks) + 1):
+            if not _next(done, batches):
+                break
             if progress is not None:
-                progress(done, len(futures))
+                progress(count, len(tasks))
+        for batch in batches:
+            batch.result()  # an error of the thread itself
+    for (report, _, _), outcome in zip(tasks, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None
+        report.runs.append(outcome)
     return reports
+
+
+def _next(done: queue.SimpleQueue[int], batches: Sequence[Future[None]]) -> bool:
+    """Wait for the next finished run; False when every batch ended without one."""
+    while True:
+        try:
+            done.get(timeout=0.2)
+            return True
+        except queue.Empty:
+            if all(batch.done() for batch in batches) and done.empty():
+                return False
 
 
 def table(reports: Sequence[FlakeReport]) -> list[str]:

@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-
 from headerlock.errors import OrderDependenceError
 from headerlock.formats.explain import explain
 from headerlock.formats.fixture import Scenario
@@ -25,7 +23,6 @@ from headerlock.runtime.app import AgentApp
 from headerlock.runtime.context import Plugin, plugin_label
 from headerlock.testing.run import ModelSource, run_scenario
 from headerlock.testing.schedules import LoadSchedule, schedules
-from headerlock.testing.strategies import load_schedules, registration_orders
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +68,12 @@ LogOf = Callable[[Sequence[Plugin]], list[dict[str, Any]]]
 
 
 def _check_orders(log_of: LogOf, plugins: list[Plugin], max_examples: int, shrink: bool) -> None:
+    # Hypothesis is imported here: running a scenario under one schedule (the flakes
+    # worker, run_under) should not pay for importing it.
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from headerlock.testing.strategies import load_schedules, registration_orders
+
     names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
     size = len(plugins)
     identity = LoadSchedule(tuple(range(size)))

@@ -16,6 +16,7 @@ from headerlock.errors import (
 from headerlock.formats.fixture import Scenario, check_name, discover
 from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import full_headers, redact_secrets
+from headerlock.formats.secrets import secret_values
 from headerlock.formats.strict_yaml import locate, read_text
 from headerlock.runtime.header import RequestHeader
 from headerlock.testing.pins import (
@@ -83,6 +84,9 @@ class Project:
     recordings: Path
     _scenarios: dict[str, Scenario] = field(default_factory=dict, repr=False)
     _pins: dict[str, tuple[Scenario, RequestHeader]] = field(default_factory=dict, repr=False)
+    _recordings: dict[str, tuple[tuple[object, ...], Recording]] = field(
+        default_factory=dict, repr=False
+    )
 
     def scenario_names(self) -> list[str]:
         """Names of every fixture, sorted."""
@@ -122,9 +126,35 @@ class Project:
         return valid
 
     def recording(self, name: str) -> Recording | None:
-        """The recording of ``name``, or ``None`` when there is none yet."""
+        """The recording of ``name``, or ``None`` when there is none yet.
+
+        Each file is read once while it stays the same file (same inode, size and
+        modification time): the scenario's item and the guards share the load.
+        """
         path = self.recording_path(name)
-        return load_recording(path) if path.exists() else None
+        if not path.exists():
+            self._recordings.pop(name, None)
+            return None
+        info = path.stat()
+        stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, secret_values())
+        cached = self._recordings.get(name)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        self._recordings.pop(name, None)
+        recording = load_recording(path)
+        self._recordings[name] = (stamp, recording)
+        return recording
+
+    def _loaded_fixed_point(self, name: str, recording: Recording) -> bool:
+        """Whether loading ``recording`` (unpinned, cached) already proved it a scrub
+        fixed point under the secrets in force now."""
+        cached = self._recordings.get(name)
+        return (
+            cached is not None
+            and cached[1] is recording
+            and not recording.pinned
+            and cached[0][-1] == secret_values()
+        )
 
     def require_recording(self, scenario: Scenario) -> Recording:
         """The recording of ``scenario``; a missing one is an error with the record command."""
@@ -193,8 +223,8 @@ class Project:
             except RecordingError as error:
                 problems.append(str(error))
                 continue
-            if recording is None:
-                continue
+            if recording is None or self._loaded_fixed_point(scenario.name, recording):
+                continue  # loading refuses an unpinned recording that is not a fixed point
             problem = check_fixed_point(recording, self.recording_path(scenario.name))
             if problem:
                 problems.append(problem)

@@ -116,9 +116,9 @@ def compare_recordings(
     expected: Recording, actual: Recording, *, path: Path, subject: str, command: str
 ) -> None:
     """Raise ``ReplayMismatch`` (what differs, where, how to re-record) unless the bytes match."""
-    expected_text, actual_text = expected.to_text(), actual.to_text()
-    if expected_text == actual_text:
+    if expected.same_text(actual):
         return
+    expected_text, actual_text = expected.to_text(), actual.to_text()
     detail = explain(
         expected.to_data(),
         actual.to_data(),

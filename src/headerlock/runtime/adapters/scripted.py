@@ -114,17 +114,23 @@ def reply_to_data(reply: Reply) -> dict[str, Any]:
 
 
 class ScriptedAdapter:
-    """Replies in script order; ``requests`` holds every request received."""
+    """Replies in script order; ``requests`` holds every request received (unless
+    ``keep_requests`` is false: each request carries the whole conversation, so a
+    long run would keep a quadratic amount of it)."""
 
-    def __init__(self, replies: Sequence[ReplySpec]) -> None:
+    def __init__(self, replies: Sequence[ReplySpec], *, keep_requests: bool = True) -> None:
         self.replies = [parse_reply(r, where=f"replies[{i}]") for i, r in enumerate(replies)]
         self.requests: list[ModelRequest] = []
+        self.keep_requests = keep_requests
+        self._received = 0
         self._calls = 0
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Stream the next scripted reply."""
-        self.requests.append(request)
-        index = len(self.requests) - 1
+        if self.keep_requests:
+            self.requests.append(request)
+        index = self._received
+        self._received += 1
         if index >= len(self.replies):
             raise ModelError(
                 f"the scripted model has no reply for request {index + 1}"

@@ -278,7 +278,7 @@ class WireLock:
         pinned = self.pin
         if self.mode == "replay":
             assert self.path is not None
-            recording = load_wire_recording(self.path)
+            recording = _load(self.path)
             if self.pin and not recording.pinned:
                 raise ConfigError(
                     f"{self.path}: the recording is not pinned; record it with pin=True",
@@ -343,6 +343,31 @@ class WireLock:
                 differences=[d.line() for d in run.differences],
             )
             raise _chained(error, failure)
+
+
+_LOADED_MAX: Final = 64
+_loaded: dict[str, tuple[tuple[int, int, int, int], WireRecording]] = {}
+"""Recordings read by earlier locks, with the file's identity when read."""
+
+
+def _load(path: Path) -> WireRecording:
+    """``load_wire_recording(path)``, read again only when the file changed (a recording
+    replayed by several locks, as a wire scenario's runs do, is parsed once)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return load_wire_recording(path)  # its own error
+    stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    key = os.fspath(path)
+    cached = _loaded.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    recording = load_wire_recording(path)
+    _loaded.pop(key, None)
+    if len(_loaded) >= _LOADED_MAX:
+        del _loaded[next(iter(_loaded))]
+    _loaded[key] = (stamp, recording)
+    return recording
 
 
 def _chained(error: Exception, context: Exception | None) -> Exception:

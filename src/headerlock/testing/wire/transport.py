@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -136,13 +137,28 @@ def _async(module: Any, original: Any) -> Any:
     return handle_async_request
 
 
+_found: dict[str, Any] = {}
+"""Each module of ``MODULES`` imported by an earlier lock (while it stays imported)."""
+_absent: dict[str, tuple[str, ...]] = {}
+"""Each module found missing, with the ``sys.path`` it was looked for on."""
+
+
 def _modules() -> list[Any]:
     found = []
     for name in MODULES:
+        module = _found.get(name)
+        if module is not None and sys.modules.get(name) is module:
+            found.append(module)
+            continue
+        if _absent.get(name) == tuple(sys.path):
+            continue  # not installed: searching sys.path again on every lock costs a stat each
         if importlib.util.find_spec(name) is None:
+            _absent[name] = tuple(sys.path)
             continue
         with suppress(ImportError):
-            found.append(importlib.import_module(name))
+            module = importlib.import_module(name)
+            _found[name] = module
+            found.append(module)
     return found
 
 

@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from headerlock.errors import HeaderlockError
@@ -115,8 +116,9 @@ def _seed_runs(
     assert process.stdin is not None and process.stdout is not None
     timer: threading.Timer | None = None
     try:
-        process.stdin.write("".join(json.dumps(argv) + "\n" for argv in commands))
-        process.stdin.close()
+        with suppress(BrokenPipeError):  # a worker that died at start: its stderr says why
+            process.stdin.write("".join(json.dumps(argv) + "\n" for argv in commands))
+            process.stdin.close()
         for position, (index, name, schedule) in enumerate(runs):
             timer = threading.Timer(RUN_TIMEOUT, process.kill)
             timer.start()

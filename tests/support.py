@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from headerlock import Context, ToolSchema
+from headerlock.cli import main
 
 PluginFn = Callable[[Context], Awaitable[None]]
 
@@ -62,3 +67,20 @@ def run_app_fixture():
     return run_app
 """
 """A user's ``tests/conftest.py`` with a ``run_app(word)`` fixture driving an ``AgentApp``."""
+
+
+def run_cli(project: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``headerlock *args`` in process on ``project``'s fixtures and recordings: the exit
+    code and everything it printed (stdout, then stderr)."""
+    out = io.StringIO()
+    code = main(
+        [
+            *args,
+            "--fixtures",
+            str(project / "fixtures"),
+            "--recordings",
+            str(project / "recordings"),
+        ],
+        out=out,
+    )
+    return code, out.getvalue() + capsys.readouterr().err

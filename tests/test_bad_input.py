@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -17,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from headerlock.cli import main
 from headerlock.errors import ScenarioError
 from headerlock.testing.project import Project
+from support import run_cli as run
 
 ROOT = Path(__file__).parents[1]
 GOOD = (ROOT / "fixtures" / "tool-turn.yaml").read_text()
@@ -359,21 +358,6 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "fixtures" / "pin.yaml").write_text(PIN)
     (tmp_path / "recordings" / "pin.yaml").write_text(PIN_RECORDING)
     return tmp_path
-
-
-def run(project: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(
-        [
-            *args,
-            "--fixtures",
-            str(project / "fixtures"),
-            "--recordings",
-            str(project / "recordings"),
-        ],
-        out=out,
-    )
-    return code, out.getvalue() + capsys.readouterr().err
 
 
 def put(path: Path, content: str | bytes) -> None:

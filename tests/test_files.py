@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import io
 import os
 import re
 import stat
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from headerlock.cli import main
 from headerlock.errors import (
     HeaderlockError,
     InputFileError,
@@ -35,6 +33,7 @@ from headerlock.formats.recording import (
     write_recording_text,
 )
 from headerlock.formats.strict_yaml import MAX_BYTES, read_text
+from support import run_cli as cli
 
 ROOT = Path(__file__).parents[1]
 GOOD_FIXTURE = (ROOT / "fixtures" / "text-turn.yaml").read_text()
@@ -52,21 +51,6 @@ def project(tmp_path: Path) -> Path:
         GOOD_RECORDING.replace("scenario: text-turn", "scenario: case")
     )
     return tmp_path
-
-
-def cli(project: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(
-        [
-            *args,
-            "--fixtures",
-            str(project / "fixtures"),
-            "--recordings",
-            str(project / "recordings"),
-        ],
-        out=out,
-    )
-    return code, out.getvalue() + capsys.readouterr().err
 
 
 def names(directory: Path) -> list[str]:

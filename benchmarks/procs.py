@@ -45,6 +45,7 @@ def run(
         list(command),
         cwd=root,
         env=dict(env) if env is not None else env_for(root),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         check=False,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import earlier, profiles, report, scaling, startup, suites, throughput, wire
-from benchmarks.model import ERROR, NOT_MET, Check, Plan, missing
+from benchmarks.model import CONTEXT, ERROR, MET, NOT_MET, Check, Plan, missing
 
 RESULTS = Path(__file__).parent / "results.json"
 Measure = Callable[[Plan, Path], list[Check]]
@@ -76,8 +76,8 @@ def _profile(workload: Workload, plan: Plan, root: Path, checks: Sequence[Check]
     if workload.profile is None:
         return ""
     if not any(c.status == NOT_MET for c in checks):
-        if path.exists() and all(c.met for c in checks):
-            path.unlink()
+        if path.exists() and all(c.status in (MET, CONTEXT) for c in checks):
+            path.unlink()  # every target met: the old profile is stale
         return ""
     try:
         sections = workload.profile(plan, root)

@@ -19,8 +19,7 @@ from headerlock.testing.project import Project
 from headerlock.testing.run import ModelSource, run_scenario
 
 FLAKY = "tool-turn"
-PIN = "text-turn"
-"""The bundled spine scenario flakes runs, and the pin of its header class."""
+"""The bundled scenario of the one-scenario figure."""
 TOOLS = 7
 SEVEN_TOOLS = (
     "config: {model: bench, persona: Benchmark persona.}\n"
@@ -30,28 +29,32 @@ SEVEN_TOOLS = (
 )
 
 
-def _flakes_project(root: Path) -> Path:
+def _flakes_project(root: Path) -> tuple[Path, list[str]]:
+    """A copy of the bundled in-process (``app: spine``) scenarios and their recordings."""
     project = root / "flakes"
+    names = sorted(p.stem for p in (REPO / "fixtures").glob("*.yaml")
+                   if "\napp: spine\n" in f"\n{p.read_text(encoding='utf-8')}")  # fmt: skip
     for kind in ("fixtures", "recordings"):
         (project / kind).mkdir(parents=True)
-        for name in (FLAKY, PIN):
+        for name in names:
             shutil.copy(REPO / kind / f"{name}.yaml", project / kind / f"{name}.yaml")
-    return project
+    return project, names
 
 
-def _flakes_command(project: Path, runs: int) -> list[str]:
+def _flakes_command(project: Path, runs: int, *names: str) -> list[str]:
     return [
-        sys.executable, "-m", "headerlock", "flakes", FLAKY, "--runs", str(runs), "--jobs", "2",
+        sys.executable, "-m", "headerlock", "flakes", *names, "--runs", str(runs), "--jobs", "2",
         "--fixtures", str(project / "fixtures"), "--recordings", str(project / "recordings"),
     ]  # fmt: skip
 
 
 def flakes(plan: Plan, root: Path) -> list[Check]:
-    """``headerlock flakes`` (``--jobs 2``) vs as many bare interpreters, two at a time."""
-    project = _flakes_project(root)
+    """``headerlock flakes --jobs 2`` on every bundled spine scenario and on one, vs bare
+    interpreters started two at a time."""
+    project, names = _flakes_project(root)
     env = env_for(project)
     runs = plan.flake_runs
-    command = _flakes_command(project, runs)
+    every, one = _flakes_command(project, runs), _flakes_command(project, runs, FLAKY)
 
     def bare() -> float:
         started = time.perf_counter()
@@ -63,21 +66,25 @@ def flakes(plan: Plan, root: Path) -> list[Check]:
             )
         return time.perf_counter() - started
 
-    times = run_rounds(
-        {"flakes": lambda: run(command, project, env=env)[0], "bare": bare},
-        plan.rounds,
-        warmup=plan.warmup,
-    )
-    per_run = [t / runs for t in times["flakes"]]
+    arms = {"all": lambda: run(every, project, env=env)[0],
+            "one": lambda: run(one, project, env=env)[0], "bare": bare}  # fmt: skip
+    times = run_rounds(arms, plan.rounds, warmup=plan.warmup)
+    per_run = {"all": [t / (runs * len(names)) for t in times["all"]],
+               "one": [t / runs for t in times["one"]], "bare": [t / runs for t in times["bare"]]}  # fmt: skip
+    floor = f"bare `python -c pass`: {seconds(per_run['bare'])}/run"
     return [
         measured(
-            5, "5b", f"headerlock flakes, seconds per run ({runs} runs of {FLAKY}, --jobs 2)",
-            per_run, limit=0.15, unit=" s", a=f"flakes: {seconds(per_run)}/run",
-            b=f"bare `python -c pass`: {seconds([t / runs for t in times['bare']])}/run",
-            note="flakes / bare interpreter, per round: "
-            f"{sorted(ratios(times, 'flakes', 'bare'))[len(per_run) // 2]:.1f}x (median)",
+            5, "5b", f"headerlock flakes, seconds per run (the {len(names)} bundled spine scenarios"
+            f" x {runs} runs, --jobs 2)", per_run["all"], limit=0.15, unit=" s",
+            a=f"flakes: {seconds(per_run['all'])}/run", b=floor,
+            note=f"scenarios: {', '.join(names)}; one worker per hash seed forks its runs",
             rounds=times,
-        )
+        ),
+        measured(
+            5, "5b-one", f"headerlock flakes, seconds per run (one scenario, {FLAKY}, x {runs} runs)",
+            per_run["one"], limit=None, unit=" s", a=f"flakes: {seconds(per_run['one'])}/run",
+            b=floor, note="context: every hash seed has one run, so no worker is reused",
+        ),
     ]  # fmt: skip
 
 
@@ -122,24 +129,32 @@ def permutations(plan: Plan, root: Path) -> list[Check]:
 
 
 def profile_flakes(plan: Plan, root: Path) -> dict[str, str]:
-    """Where one flakes run's process spends its time: imports, then the run."""
+    """Where a flakes run's time goes: a worker's imports, one run, the parent process."""
     project = root / "flakes"
     env = env_for(project)
-    once = ["headerlock", "run-once", FLAKY, "--fixtures", str(project / "fixtures"),
-            "--recordings", str(project / "recordings")]  # fmt: skip
+    where = ["--fixtures", str(project / "fixtures"), "--recordings", str(project / "recordings")]
+    once = ["headerlock", "run-once", FLAKY, *where]
     bare = profiles.imports([sys.executable, "-c", "pass"], project, env)
-    mine = profiles.imports([sys.executable, "-m", *once], project, env)
+    worker = profiles.imports([sys.executable, "-m", "headerlock", "flake-worker"], project, env)
     wall = [run([sys.executable, "-m", *once], project, env=env)[0] for _ in range(3)]
+    started = [run([sys.executable, "-m", "headerlock", "flake-worker"], project, env=env)[0]
+               for _ in range(3)]  # fmt: skip
     floor = [run([sys.executable, "-c", "pass"], project, env=env)[0] for _ in range(3)]
+    every = _flakes_command(project, plan.flake_runs)[2:]
     return {
-        "one `headerlock run-once` process (what flakes starts per run), wall seconds": (
-            f"run-once: {min(wall):.3f} s (best of 3); bare interpreter: {min(floor):.3f} s\n"
+        "processes, wall seconds (best of 3)": (
+            f"a flake-worker that starts, imports and ends: {min(started):.3f} s\n"
+            f"one run-once process (a whole run, unforked): {min(wall):.3f} s\n"
+            f"a bare interpreter: {min(floor):.3f} s\n"
         ),
-        "imports of one run-once process beyond a bare interpreter (-X importtime)": (
-            profiles.import_diff(mine, bare)
+        "imports of a flake-worker beyond a bare interpreter (-X importtime)": (
+            profiles.import_diff(worker, bare)
         ),
-        "cProfile of one run-once process": (
+        "cProfile of one run-once process (the work a forked run does)": (
             profiles.profile_process(project, once, env, restrict=profiles.OURS)
+        ),
+        "cProfile of the flakes parent process (all scenarios)": (
+            profiles.profile_process(project, every, env, restrict=profiles.OURS)
         ),
     }
 

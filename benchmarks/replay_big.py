@@ -22,8 +22,8 @@ def replay(fixtures: Path, path: Path) -> tuple[object, ...]:
     returns what the run built (the expected and actual recordings, the run's output)."""
     from headerlock.formats.recording import parse_recording
     from headerlock.runtime.aio import run_sync
-    from headerlock.testing.project import Project
-    from headerlock.testing.replay import compare_recordings, replay_scenario
+    from headerlock.testing.scenario.project import Project
+    from headerlock.testing.scenario.replay import compare_recordings, replay_scenario
 
     scenario = Project(fixtures, fixtures.parent / "no-recordings").scenario("bench")
     expected = parse_recording(path.read_text(encoding="utf-8"), path=str(path))
@@ -38,8 +38,8 @@ def phases(fixtures: Path, path: Path, *, traced: bool) -> dict[str, float]:
 
     from headerlock.formats.recording import parse_recording
     from headerlock.runtime.aio import run_sync
-    from headerlock.testing.project import Project
-    from headerlock.testing.replay import compare_recordings, replay_scenario
+    from headerlock.testing.scenario.project import Project
+    from headerlock.testing.scenario.replay import compare_recordings, replay_scenario
 
     scenario = Project(fixtures, fixtures.parent / "no-recordings").scenario("bench")
     figures: dict[str, float] = {}

@@ -16,7 +16,7 @@ from benchmarks.stats import ratios, run_rounds
 from benchmarks.workloads import EVENTS_PER_CALL, long_session, recording_of
 from headerlock.formats.recording import Recording, load_recording
 from headerlock.formats.scrub import scrub_events
-from headerlock.testing.replay import compare_recordings
+from headerlock.testing.scenario.replay import compare_recordings
 
 REFERENCE = 1_000
 TRACED_UP_TO = 10_000

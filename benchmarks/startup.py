@@ -14,7 +14,7 @@ from benchmarks.stats import ratios, run_rounds
 MINIMAL = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 DEPENDENCIES = ("-p", "syrupy", "-p", "_hypothesis_pytestplugin")
 """The pytest plugins of headerlock's own dependencies (syrupy, Hypothesis)."""
-PLUGIN = ("-p", "headerlock.testing.pytest_plugin")
+PLUGIN = ("-p", "headerlock.testing.plugin.hooks")
 GOAL = 1.10
 
 

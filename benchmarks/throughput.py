@@ -14,9 +14,10 @@ from benchmarks.model import Check, Plan, measured, seconds
 from benchmarks.procs import REPO, env_for, run
 from benchmarks.stats import ratios, run_rounds
 from headerlock.runtime.aio import run_sync
-from headerlock.testing.order_check import check_scenario_orders
-from headerlock.testing.project import Project
-from headerlock.testing.run import ModelSource, run_scenario
+from headerlock.runtime.driver import ModelSource
+from headerlock.testing.order.plugin_orders import check_scenario_orders
+from headerlock.testing.scenario.project import Project
+from headerlock.testing.scenario.run import run_scenario
 
 FLAKY = "tool-turn"
 """The bundled scenario of the one-scenario figure."""

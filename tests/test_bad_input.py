@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from headerlock.errors import ScenarioError
-from headerlock.testing.project import Project
+from headerlock.testing.scenario.project import Project
 from support import run_cli as run
 
 ROOT = Path(__file__).parents[1]
@@ -257,10 +257,11 @@ FIXTURES = [
     ),
     Case(
         "plugin-takes-no-context",
-        "plugin 'headerlock.testing.pins:check_against_pin' takes (scenario, events, pin,"
+        "plugin 'headerlock.testing.scenario.pins:check_against_pin' takes (scenario, events, pin,"
         " header), not a context",
         fixture=swap(
-            "  - headerlock.demo.tools:files", "  - headerlock.testing.pins:check_against_pin"
+            "  - headerlock.demo.tools:files",
+            "  - headerlock.testing.scenario.pins:check_against_pin",
         ),
     ),
     Case(

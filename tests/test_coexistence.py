@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 # Imported once here so that in-process pytester runs reuse them (see test_pytest_plugin).
-import headerlock.testing.pytest_items  # noqa: F401
+import headerlock.testing.plugin.items  # noqa: F401
 
 ROOT = Path(__file__).parents[1]
 BUNDLED = sorted(

@@ -25,8 +25,8 @@ from headerlock.runtime.frozen import FrozenDict, deep_freeze, is_deep_frozen, t
 from headerlock.runtime.header import RequestHeader
 from headerlock.runtime.llm import ModelRequest
 from headerlock.runtime.plugins import resolve_plugin
-from headerlock.testing.progress import Progress, eta
-from headerlock.testing.project import Project
+from headerlock.testing.scenario.progress import Progress, eta
+from headerlock.testing.scenario.project import Project
 
 ROOT = Path(__file__).parents[1]
 CORPUS = sorted(

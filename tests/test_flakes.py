@@ -84,8 +84,8 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
 def test_every_run_starts_from_a_fresh_process_state(tmp_path: Path) -> None:
     # Two scenarios share a plugin module that counts its loads: one worker per hash
     # seed serves both, and each run must still see a fresh process (count 1).
-    from headerlock.testing.flakes import hunt
-    from headerlock.testing.project import Project
+    from headerlock.testing.order.flakes import hunt
+    from headerlock.testing.scenario.project import Project
 
     write_scenario(tmp_path, "first", "counting_section")
     write_scenario(tmp_path, "second", "counting_section")

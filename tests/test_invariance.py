@@ -17,11 +17,11 @@ from headerlock import TOOL_ORDER_REST, AgentApp, ScriptedAdapter
 from headerlock.demo.tools import files, todos
 from headerlock.errors import OrderDependenceError
 from headerlock.runtime.context import Plugin
-from headerlock.testing.order_check import assert_order_invariant, check_scenario_orders
-from headerlock.testing.project import Project
-from headerlock.testing.replay import recorded_replies
-from headerlock.testing.run import ModelSource
-from headerlock.testing.scenarios import parse_fixture as parse_scenario
+from headerlock.runtime.driver import ModelSource
+from headerlock.testing.order.plugin_orders import assert_order_invariant, check_scenario_orders
+from headerlock.testing.scenario.fixtures import parse_fixture as parse_scenario
+from headerlock.testing.scenario.project import Project
+from headerlock.testing.scenario.replay import recorded_replies
 
 TOOLS = [flaky_plugins.alpha, flaky_plugins.bravo, flaky_plugins.charlie, files, todos]
 

@@ -29,7 +29,7 @@ def test_import_headerlock_loads_no_heavy_dependency() -> None:
 
 
 def test_the_pytest_plugin_entry_module_loads_no_heavy_dependency() -> None:
-    assert _loaded_after("import headerlock.testing.pytest_plugin", HEAVY) == []
+    assert _loaded_after("import headerlock.testing.plugin.hooks", HEAVY) == []
 
 
 def test_a_public_name_resolves_on_first_use() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headerlock.testing.names import (
+from headerlock.testing.plugin.names import (
     MAX_PART,
     decode_part,
     encode_part,

@@ -32,7 +32,7 @@ from headerlock.formats.secrets import (
     secret_values,
 )
 from headerlock.runtime.header import RequestHeader
-from headerlock.testing.project import Project
+from headerlock.testing.scenario.project import Project
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 RECORDINGS = Path(__file__).parents[1] / "recordings"

@@ -9,7 +9,7 @@ import pytest
 
 # Imported once here so that in-process pytester runs reuse them: re-importing PyYAML
 # after a run dropped it from sys.modules leaves its C extension bound to the old module.
-import headerlock.testing.pytest_items  # noqa: F401
+import headerlock.testing.plugin.items  # noqa: F401
 from model_server import Behaviour, model_server, text_chunks
 from support import RUN_APP_CONFTEST
 

@@ -12,8 +12,8 @@ import pytest
 
 from headerlock.errors import MissingRecordingError, PinError, ReplayMismatch
 from headerlock.formats.fixture import Scenario
-from headerlock.testing.project import Project
-from headerlock.testing.run import RunOutput
+from headerlock.runtime.driver import RunOutput
+from headerlock.testing.scenario.project import Project
 
 BUNDLED = Path(__file__).parents[1] / "fixtures"
 

@@ -19,7 +19,7 @@ from headerlock.strategies import (
     tool_schemas,
     tool_sets,
 )
-from headerlock.testing.schedules import LoadSchedule
+from headerlock.testing.order.schedules import LoadSchedule
 
 NAMES = ["read", "write", "bash"]
 

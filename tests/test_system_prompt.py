@@ -23,7 +23,7 @@ from headerlock import (
 )
 from headerlock.errors import AssemblyError
 from headerlock.strategies import load_schedules, registration_orders, tool_orders, tool_sets
-from headerlock.testing.schedules import LoadSchedule
+from headerlock.testing.order.schedules import LoadSchedule
 
 NAMES = ["todo_write", "bash", "read", "edit", "write"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 # Imported once here so that in-process pytester runs reuse them (see test_pytest_plugin).
-import headerlock.testing.pytest_items  # noqa: F401
+import headerlock.testing.plugin.items  # noqa: F401
 from model_server import Behaviour, model_server
 from support import RUN_APP_CONFTEST
 
@@ -325,7 +325,7 @@ def test_a_recording_run_whose_model_failed_is_refused() -> None:
     from headerlock.errors import RecordingRunError
     from headerlock.runtime.adapters.scripted import Reply
     from headerlock.runtime.driver import ModelSource
-    from headerlock.testing.run_check import check_recording_run, model_failure
+    from headerlock.testing.scenario.run_check import check_recording_run, model_failure
 
     script = ModelSource(replies=(Reply("a"), Reply("b", error="scripted")))
     ok = _answers("assistant/message", "assistant/error")
@@ -344,8 +344,8 @@ def test_a_recording_run_whose_model_failed_is_refused() -> None:
 
 
 def test_the_books_travel_between_workers() -> None:
-    from headerlock.testing.ledger import Ledger, Space
-    from headerlock.testing.unused import Outcome, session_problem
+    from headerlock.testing.plugin.ledger import Ledger, Space
+    from headerlock.testing.plugin.unused import Outcome, session_problem
 
     one = Ledger(spaces={"m": Space("module", "tests/test_a", ["a", "b"])}, selected={"a", "b"})
     one.collected = {"a", "b"}

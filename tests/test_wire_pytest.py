@@ -14,7 +14,7 @@ import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
 import pytest
 
 from headerlock.formats.wire_recording import load_wire_recording
-from headerlock.testing.names import decode_part
+from headerlock.testing.plugin.names import decode_part
 from wire_agents import CLOSED
 from wire_server import serve
 

@@ -303,7 +303,7 @@ def test_the_bundled_fixtures_mean_the_same_under_1_2() -> None:
 
 
 def test_scenario_error_for_a_bad_tag(tmp_path: Path) -> None:
-    from headerlock.testing.project import Project
+    from headerlock.testing.scenario.project import Project
 
     (tmp_path / "fixtures").mkdir()
     (tmp_path / "fixtures" / "clock.yaml").write_text(

@@ -80,35 +80,35 @@ if _typing.TYPE_CHECKING:
     from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools, validate_tool_order
     from headerlock.runtime.tools import ToolRegistry, ToolSchema
     from headerlock.runtime.wire_tools import order_wire_tools
-    from headerlock.testing.drivers import Driver, available_drivers, get_driver
-    from headerlock.testing.order_check import (
+    from headerlock.testing.order.plugin_orders import (
         OrderRun,
         assert_order_invariant,
         assert_order_invariant_async,
     )
-    from headerlock.testing.project import Project
-    from headerlock.testing.scenarios import Scenario, load_scenario
+    from headerlock.testing.scenario.drivers import Driver, available_drivers, get_driver
+    from headerlock.testing.scenario.fixtures import Scenario, load_scenario
+    from headerlock.testing.scenario.project import Project
 
 _LAZY: dict[str, str] = {
     "AcpAppConfig": "headerlock.runtime.config",
     "AgentApp": "headerlock.runtime.app",
     "AgentLoop": "headerlock.runtime.loop",
     "Context": "headerlock.runtime.context",
-    "Driver": "headerlock.testing.drivers",
+    "Driver": "headerlock.testing.scenario.drivers",
     "Event": "headerlock.runtime.session",
     "HeaderDelta": "headerlock.runtime.header",
     "LlmService": "headerlock.runtime.llm",
     "LoopConfig": "headerlock.runtime.config",
     "ModelRequest": "headerlock.runtime.llm",
     "OpenAICompatAdapter": "headerlock.runtime.adapters.openai_compat",
-    "OrderRun": "headerlock.testing.order_check",
-    "Project": "headerlock.testing.project",
+    "OrderRun": "headerlock.testing.order.plugin_orders",
+    "Project": "headerlock.testing.scenario.project",
     "PromptAssembly": "headerlock.runtime.system_prompt",
     "Recording": "headerlock.formats.recording",
     "ReplayAdapter": "headerlock.runtime.adapters.recorded",
     "Reply": "headerlock.runtime.adapters.scripted",
     "RequestHeader": "headerlock.runtime.header",
-    "Scenario": "headerlock.testing.scenarios",
+    "Scenario": "headerlock.testing.scenario.fixtures",
     "ScriptedAdapter": "headerlock.runtime.adapters.scripted",
     "Section": "headerlock.runtime.system_prompt",
     "SessionLog": "headerlock.runtime.session",
@@ -126,14 +126,14 @@ _LAZY: dict[str, str] = {
     "TurnReason": "headerlock.runtime.loop",
     "TurnResult": "headerlock.runtime.loop",
     "apply_header_delta": "headerlock.runtime.header",
-    "assert_order_invariant": "headerlock.testing.order_check",
-    "assert_order_invariant_async": "headerlock.testing.order_check",
-    "available_drivers": "headerlock.testing.drivers",
+    "assert_order_invariant": "headerlock.testing.order.plugin_orders",
+    "assert_order_invariant_async": "headerlock.testing.order.plugin_orders",
+    "available_drivers": "headerlock.testing.scenario.drivers",
     "diff_header": "headerlock.runtime.header",
     "fold_request_header": "headerlock.runtime.header",
-    "get_driver": "headerlock.testing.drivers",
+    "get_driver": "headerlock.testing.scenario.drivers",
     "load_recording": "headerlock.formats.recording",
-    "load_scenario": "headerlock.testing.scenarios",
+    "load_scenario": "headerlock.testing.scenario.fixtures",
     "order_tools": "headerlock.runtime.tool_order",
     "order_wire_tools": "headerlock.runtime.wire_tools",
     "parse_config": "headerlock.runtime.config",

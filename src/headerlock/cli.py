@@ -27,14 +27,14 @@ from headerlock.errors import (
 )
 from headerlock.formats.secrets import REDACT_ENV_VAR, redact_env
 from headerlock.runtime.plugins import add_import_root
-from headerlock.testing.progress import Progress
+from headerlock.testing.scenario.progress import Progress
 
 if TYPE_CHECKING:
     # Each command imports what it runs: ``headerlock flakes`` starts its first workers
     # before the parent has imported the machinery (they import it meanwhile).
     from headerlock.formats.fixture import Scenario
-    from headerlock.testing.flake_worker import Worker
-    from headerlock.testing.project import Project
+    from headerlock.testing.order.flake_worker import Worker
+    from headerlock.testing.scenario.project import Project
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -189,8 +189,8 @@ async def _demo(console: Console) -> int:
     import shutil
     import tempfile
 
-    from headerlock.testing.drivers import get_driver
-    from headerlock.testing.project import Project
+    from headerlock.testing.scenario.drivers import get_driver
+    from headerlock.testing.scenario.project import Project
 
     with tempfile.TemporaryDirectory(prefix="headerlock-demo-") as temp:
         root = Path(temp)
@@ -218,9 +218,9 @@ async def _demo(console: Console) -> int:
 def _run_once(project: Project, name: str, order: str, console: Console) -> int:
     from headerlock.formats.strict_yaml import dumps
     from headerlock.runtime.aio import run_sync
-    from headerlock.testing.order_check import run_under
-    from headerlock.testing.replay import model_for_recording
-    from headerlock.testing.schedules import LoadSchedule
+    from headerlock.testing.order.plugin_orders import run_under
+    from headerlock.testing.order.schedules import LoadSchedule
+    from headerlock.testing.scenario.replay import model_for_recording
 
     scenario = project.scenario(name)
     size = len(scenario.plugins)
@@ -248,7 +248,7 @@ def _flakes(
     console: Console,
     workers: dict[int, Worker],
 ) -> int:
-    from headerlock.testing.flakes import hunt, table
+    from headerlock.testing.order.flakes import hunt, table
 
     chosen = list(names) or project.scenario_names()
     for name in chosen:
@@ -424,11 +424,11 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "diff":
         return _diff(args.a, args.b, console)
     if args.command == "flake-worker":
-        from headerlock.testing.flake_worker import serve_warm
+        from headerlock.testing.order.flake_worker import serve_warm
 
         return serve_warm(main)
     if args.command == "flakes":
-        from headerlock.testing.flake_worker import started
+        from headerlock.testing.order.flake_worker import started
 
         # The first workers import while this process loads and checks the scenarios.
         with started(range(min(args.jobs, args.runs))) as workers:
@@ -443,7 +443,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
 
 def _project(args: argparse.Namespace) -> Project:
-    from headerlock.testing.project import Project
+    from headerlock.testing.scenario.project import Project
 
     project = Project(args.fixtures, args.recordings)
     if args.command != "run-once":

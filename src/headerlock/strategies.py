@@ -1,6 +1,6 @@
 """Hypothesis strategies for tools, tool orders and load schedules (public)."""
 
-from headerlock.testing.strategies import (
+from headerlock.testing.order.strategies import (
     invalid_tool_orders,
     load_schedules,
     registration_orders,

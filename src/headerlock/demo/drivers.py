@@ -18,7 +18,8 @@ from headerlock.errors import AgentError, ConfigError
 from headerlock.formats.canonical_yaml import dump
 from headerlock.runtime.adapters.scripted import reply_to_data
 from headerlock.runtime.config import AcpAppConfig, Schema, StdioAppConfig
-from headerlock.runtime.driver import DriverJob, RunOutput, spine_app, subprocess_env
+from headerlock.runtime.driver import DriverJob, RunOutput, spine_app
+from headerlock.runtime.plugins import subprocess_env
 
 ACP_TIMEOUT = 120.0
 

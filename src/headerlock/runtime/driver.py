@@ -4,7 +4,7 @@ driver, which runs ``AgentApp`` in this process.
 
 The contract lives in the runtime so that drivers of any layer (the demo apps,
 third-party packages) implement it without importing the testing layer, which
-finds them by name (``headerlock.testing.drivers``).
+finds them by name (``headerlock.testing.scenario.drivers``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from headerlock.runtime.config import Schema, SpineConfig, forward
 from headerlock.runtime.context import Plugin
 from headerlock.runtime.llm import LlmAdapter
 from headerlock.runtime.plugins import resolve_plugin
-from headerlock.runtime.plugins import subprocess_env as subprocess_env  # its old home
 
 
 @dataclass(frozen=True, slots=True)

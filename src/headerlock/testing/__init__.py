@@ -1,5 +1,16 @@
-"""What users test with: app drivers, run/record/replay of scenarios, pins and
-guards, project discovery, load schedules, strategies, order-invariance checks,
-flake hunting, wire capture and the pytest plugin. May import
-``headerlock.runtime`` and ``headerlock.formats``; never ``headerlock.demo``.
+"""What users test with, one room per audience:
+
+- ``scenario/``: fixture authors' scenarios: the driver registry, loading fixtures,
+  running, recording and replaying them, pins and guards, the project's files.
+- ``order/``: flake hunters: load schedules, Hypothesis strategies, the plugin-order
+  check of headerlock apps, and ``headerlock flakes`` with its workers.
+- ``wire/``: agents headerlock did not write: the HTTP capture (``lock()``), one module
+  per model API, scripted replies, comparisons and explanations, the order check for
+  any agent, framework recipes and the ``app: wire`` driver.
+- ``plugin/``: the pytest plugin: its entry module (``hooks``), collection nodes, what
+  items run, the transactional recording books and the ``headerlock_wire`` fixture.
+
+Imports point one way: ``plugin`` → ``order`` / ``wire`` → ``scenario``; ``order`` and
+``wire`` never import each other. May import ``headerlock.runtime`` and
+``headerlock.formats``; never ``headerlock.demo``.
 """

@@ -10,7 +10,7 @@ from hypothesis.errors import InvalidArgument
 
 from headerlock.runtime.tool_order import TOOL_ORDER_REST
 from headerlock.runtime.tools import ToolSchema
-from headerlock.testing.schedules import LoadSchedule
+from headerlock.testing.order.schedules import LoadSchedule
 
 T = TypeVar("T")
 

@@ -103,10 +103,10 @@ def started(seeds: Iterable[int]) -> Iterator[dict[int, Worker]]:
 RUN_ONCE_MODULES: Final = (
     "headerlock.formats.strict_yaml",
     "headerlock.runtime.aio",
-    "headerlock.testing.order_check",
-    "headerlock.testing.project",
-    "headerlock.testing.replay",
-    "headerlock.testing.schedules",
+    "headerlock.testing.order.plugin_orders",
+    "headerlock.testing.scenario.project",
+    "headerlock.testing.scenario.replay",
+    "headerlock.testing.order.schedules",
 )
 """What ``headerlock run-once`` imports: a worker imports it once, before forking runs."""
 
@@ -116,7 +116,7 @@ Main = Callable[..., int]
 
 def serve_warm(main: Main) -> int:
     """The ``headerlock flake-worker`` command: import what runs need, then ``serve``."""
-    from headerlock.testing.drivers import available_drivers
+    from headerlock.testing.scenario.drivers import available_drivers
 
     for module in RUN_ONCE_MODULES:
         importlib.import_module(module)

@@ -14,9 +14,16 @@ from headerlock.formats.recording import Recording, load_recording, save_recordi
 from headerlock.formats.scrub import scrub_events
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.driver import ModelSource
-from headerlock.testing.project import Project
-from headerlock.testing.pytest_plugin import ScenarioItem, project_of, updating
-from headerlock.testing.replay import (
+from headerlock.testing.plugin.state import project_of, updating
+from headerlock.testing.plugin.updates import (
+    claim,
+    claim_recording,
+    note_matched,
+    recording_name_of,
+    stage,
+)
+from headerlock.testing.scenario.project import Project
+from headerlock.testing.scenario.replay import (
     compare,
     compare_recordings,
     record_command,
@@ -24,24 +31,16 @@ from headerlock.testing.replay import (
     recorded_replies,
     replay_scenario,
 )
-from headerlock.testing.updates import (
-    claim,
-    note_matched,
-    recording_name_of,
-    recording_path,
-    stage,
-)
 
 
-def run_scenario_item(request: pytest.FixtureRequest) -> None:
-    """Replay (or, under ``--snapshot-update``, record) the item's scenario."""
+def run_scenario_item(request: pytest.FixtureRequest, name: str) -> None:
+    """Replay (or, under ``--snapshot-update``, record) the scenario ``name``."""
     config = request.config
     project = project_of(config)
     item = request.node
-    assert isinstance(item, ScenarioItem)
-    path = project.recording_path(item.recording_name)
+    path = project.recording_path(name)
     claim(item, path)
-    scenario = project.scenario(item.recording_name)
+    scenario = project.scenario(name)
     asyncio.run(
         _check_scenario(
             item,
@@ -77,7 +76,9 @@ async def _check_scenario(
         _compare(scenario, path, expected, recording)
     await project.check_pin_guard(scenario, output)
     if permutations > 0:
-        from headerlock.testing.order_check import check_scenario_orders  # imports Hypothesis
+        from headerlock.testing.order.plugin_orders import (
+            check_scenario_orders,  # imports Hypothesis
+        )
 
         model = ModelSource(replies=recorded_replies(recording))
         await check_scenario_orders(scenario, model, permutations)
@@ -108,11 +109,6 @@ def run_guards(config: pytest.Config) -> None:
     asyncio.run(project_of(config).check_files())
 
 
-def _old_name(raw: str) -> str:
-    """The file name the recorder used before test files had their own directories."""
-    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw.lower()).strip("-.")
-
-
 class Recorder:
     """Normalizes an ``AgentApp``'s session log and compares it with its recording."""
 
@@ -128,7 +124,7 @@ class Recorder:
     @property
     def path(self) -> Path:
         """``recordings/<test file without .py>/<encoded name>.yaml``, claimed for this test."""
-        return recording_path(self._request.node, fixture="headerlock_recorder")
+        return claim_recording(self._request.node, fixture="headerlock_recorder")
 
     def recording(self, app: AgentApp) -> Recording:
         """The normalized recording of ``app``'s session so far."""
@@ -158,19 +154,10 @@ class Recorder:
         command = f"pytest --snapshot-update {node.nodeid}"
         if not path.exists():
             raise MissingRecordingError(
-                f"no recording at {path.as_posix()}; record it with: {command}{self._moved(path)}",
+                f"no recording at {path.as_posix()}; record it with: {command}",
                 scenario=self.name,
             )
         compare_recordings(
             load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
         )
         raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)
-
-    def _moved(self, path: Path) -> str:
-        node = self._request.node
-        marker = node.get_closest_marker("headerlock_name")
-        old = _old_name(marker.args[0] if marker else node.name)
-        legacy = project_of(self._request.config).recordings / f"{old}.yaml"
-        if old and legacy.is_file():
-            return f" (an older headerlock kept it at {legacy.as_posix()}: move it, or re-record)"
-        return ""

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from headerlock.testing.ledger import Ledger, Space
+from headerlock.testing.plugin.ledger import Ledger, Space
 
 
 @dataclass(slots=True)

@@ -18,16 +18,21 @@ from headerlock.formats.recording import Recording, load_recording, save_recordi
 from headerlock.formats.scrub import full_headers, redact_secrets
 from headerlock.formats.secrets import secret_values
 from headerlock.formats.strict_yaml import locate, read_text
+from headerlock.runtime.driver import RunOutput
 from headerlock.runtime.header import RequestHeader
-from headerlock.testing.pins import (
+from headerlock.testing.scenario.fixtures import load_scenario
+from headerlock.testing.scenario.pins import (
     check_against_pin,
     check_fixed_point,
     pinned_header,
     pins_by_class,
 )
-from headerlock.testing.replay import compare, record_command, record_scenario, replay_scenario
-from headerlock.testing.run import RunOutput
-from headerlock.testing.scenarios import load_scenario
+from headerlock.testing.scenario.replay import (
+    compare,
+    record_command,
+    record_scenario,
+    replay_scenario,
+)
 
 MAX_NAME_BYTES = 255
 """The longest file name (one path component) common filesystems accept."""

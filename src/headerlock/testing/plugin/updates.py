@@ -1,6 +1,6 @@
 """Updates are transactions: the session's recording books, as a pytest plugin object.
 
-- ``recording_path(item)`` is where a Python test's recording lives; calling it
+- ``claim_recording(item)`` returns where a Python test's recording lives; calling it
   claims the file for the item, and two tests claiming one file is an error.
 - ``stage(item, path, text)`` (under ``--snapshot-update``) holds a new recording
   until the item has passed setup, call and teardown; only then is it written
@@ -8,7 +8,7 @@
   report says which recording was kept.
 - At the end the deciding process (the only one, or the xdist controller once
   every worker reported) finds unused recordings and removes them only when
-  the whole session ran green (``headerlock.testing.unused``).
+  the whole session ran green (``headerlock.testing.plugin.unused``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import pytest
 
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
-from headerlock.testing.ledger import Ledger, Space, SpaceKind
-from headerlock.testing.names import module_key, name_in_file, python_recording_path
-from headerlock.testing.unused import (
+from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
+from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
+from headerlock.testing.plugin.unused import (
     Outcome,
     find_unused,
     remove,
@@ -52,7 +52,7 @@ def updates_of(config: pytest.Config) -> Updates:
     return config.stash[UPDATES_KEY]
 
 
-def recording_path(item: pytest.Item, *, fixture: str = "headerlock_wire") -> Path:
+def claim_recording(item: pytest.Item, *, fixture: str = "headerlock_wire") -> Path:
     """``recordings/<test file without .py>/<test name>.yaml`` for a Python test, claimed
     for ``item`` on behalf of ``fixture``; raises ``RecordingClashError`` when another
     test (or another fixture of this test) already uses the file."""

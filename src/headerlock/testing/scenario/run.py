@@ -9,11 +9,8 @@ from pathlib import Path
 from headerlock.errors import ConfigError
 from headerlock.formats.fixture import Scenario
 from headerlock.runtime.context import Plugin
-from headerlock.runtime.driver import DriverJob, ModelSource, RunOutput
-from headerlock.testing.drivers import get_driver
-from headerlock.testing.schedules import LoadSchedule
-
-__all__ = ["ModelSource", "RunOutput", "run_scenario"]
+from headerlock.runtime.driver import DriverJob, ModelSource, PluginSchedule, RunOutput
+from headerlock.testing.scenario.drivers import get_driver
 
 
 def _seed(workspace: Path, files: dict[str, str]) -> None:
@@ -28,7 +25,7 @@ async def run_scenario(
     model: ModelSource,
     *,
     plugins: Sequence[Plugin] = (),
-    schedule: LoadSchedule | None = None,
+    schedule: PluginSchedule | None = None,
 ) -> RunOutput:
     """Run every prompt of ``scenario`` in a fresh temporary workspace.
 

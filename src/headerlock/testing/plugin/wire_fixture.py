@@ -1,7 +1,7 @@
 """The ``headerlock_wire`` pytest fixture: a wire ``lock()`` around one test.
 
 The lock opens on the test's own recording, ``recordings/<test file without
-.py>/<test name>.yaml`` (``recording_path`` claims it, so it is never reported
+.py>/<test name>.yaml`` (``claim_recording`` claims it, so it is never reported
 unused while its test exists). A plain run replays it; ``--snapshot-update``
 records, ``@pytest.mark.headerlock_pin`` pins, and
 ``@pytest.mark.headerlock_wire(script=[...], redact_env=[...])`` scripts the
@@ -29,8 +29,8 @@ import pytest
 from headerlock.errors import ConfigError, HeaderlockError, MissingRecordingError, WireMismatch
 from headerlock.formats.secrets import secret_env
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
-from headerlock.testing.pytest_plugin import recording_path, updating
-from headerlock.testing.updates import note_matched, stage
+from headerlock.testing.plugin.state import updating
+from headerlock.testing.plugin.updates import claim_recording, note_matched, stage
 from headerlock.testing.wire.compare import report
 from headerlock.testing.wire.lock import WireLock, WireRun
 
@@ -199,7 +199,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
 def _opened(item: pytest.Item) -> OpenLock | str:
     """The test's open lock, or why it cannot open (a missing recording, a bad marker)."""
     try:
-        return _open(item, recording_path(item, fixture=FIXTURE))
+        return _open(item, claim_recording(item, fixture=FIXTURE))
     except HeaderlockError as error:
         return f"{type(error).__name__}: {error}"
 

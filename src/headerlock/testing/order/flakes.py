@@ -18,9 +18,9 @@ from headerlock.errors import HeaderlockError
 from headerlock.formats.explain import changed_paths, tool_order_changes
 from headerlock.formats.strict_yaml import loads
 from headerlock.runtime.plugins import subprocess_env
-from headerlock.testing.flake_worker import FORKS, Worker, worker_command
-from headerlock.testing.project import Project
-from headerlock.testing.schedules import LoadSchedule, schedules
+from headerlock.testing.order.flake_worker import FORKS, Worker, worker_command
+from headerlock.testing.order.schedules import LoadSchedule, schedules
+from headerlock.testing.scenario.project import Project
 
 RUN_TIMEOUT = 300.0
 
@@ -168,7 +168,7 @@ def hunt(
 ) -> list[FlakeReport]:
     """Run each scenario ``runs`` times (hash seeds 0..runs-1, varied orders), at most
     ``jobs`` processes at a time. One worker per hash seed forks every run of that
-    seed (``headerlock.testing.flake_worker``; ``workers`` started earlier are taken
+    seed (``headerlock.testing.order.flake_worker``; ``workers`` started earlier are taken
     from the dict and used); the reports keep the runs in order."""
     reports = []
     tasks: list[tuple[FlakeReport, int, LoadSchedule]] = []

@@ -21,8 +21,9 @@ from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.aio import run_sync
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.context import Plugin, plugin_label
-from headerlock.testing.run import ModelSource, run_scenario
-from headerlock.testing.schedules import LoadSchedule, schedules
+from headerlock.runtime.driver import ModelSource
+from headerlock.testing.order.schedules import LoadSchedule, schedules
+from headerlock.testing.scenario.run import run_scenario
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ def _check_orders(log_of: LogOf, plugins: list[Plugin], max_examples: int, shrin
     # worker, run_under) should not pay for importing it.
     from hypothesis import HealthCheck, Phase, given, settings
 
-    from headerlock.testing.strategies import load_schedules, registration_orders
+    from headerlock.testing.order.strategies import load_schedules, registration_orders
 
     names = [plugin_label(p).rsplit(":", 1)[-1] for p in plugins]
     size = len(plugins)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from headerlock.formats.fixture import Scenario, discover, parse_scenario
 from headerlock.formats.fixture import load_scenario as _load
-from headerlock.testing.drivers import DriverSchemas
+from headerlock.testing.scenario.drivers import DriverSchemas
 
 __all__ = ["Scenario", "discover", "load_scenario", "parse_fixture"]
 

@@ -13,6 +13,7 @@ from headerlock.formats.scrub import scrub_events, scrub_transcript
 from headerlock.runtime.adapters.recorded import replies_from_events
 from headerlock.runtime.adapters.scripted import Reply
 from headerlock.runtime.context import Plugin
+from headerlock.runtime.driver import ModelSource, RunOutput
 from headerlock.runtime.session import (
     ASSISTANT_CHUNK,
     ASSISTANT_ERROR,
@@ -20,8 +21,8 @@ from headerlock.runtime.session import (
     STEP_START,
     Event,
 )
-from headerlock.testing.run import ModelSource, RunOutput, run_scenario
-from headerlock.testing.run_check import check_recording_run
+from headerlock.testing.scenario.run import run_scenario
+from headerlock.testing.scenario.run_check import check_recording_run
 
 
 def record_command(scenario: Scenario) -> str:

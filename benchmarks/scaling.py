@@ -9,14 +9,14 @@ import tracemalloc
 from functools import partial
 from pathlib import Path
 
-from benchmarks import bigreplay, profiles
+from benchmarks import big_turn, profiles
+from benchmarks.big_turn_process import phases, replay
 from benchmarks.model import ERROR, Check, Plan, measured, missing
-from benchmarks.replay_big import phases, replay
 from benchmarks.stats import ratios, run_rounds
 from benchmarks.workloads import EVENTS_PER_CALL, long_session, recording_of
 from headerlock.formats.recording import Recording, load_recording
 from headerlock.formats.scrub import scrub_events
-from headerlock.testing.scenario.replay import compare_recordings
+from headerlock.testing.scenario.replay import assert_recordings_match
 
 REFERENCE = 1_000
 TRACED_UP_TO = 10_000
@@ -37,7 +37,7 @@ class Sized:
         actual = Recording(
             expected.scenario, expected.app, False, expected.header_class, scrub_events(self.events)
         )
-        compare_recordings(expected, actual, path=self.path, subject="bench", command="-")
+        assert_recordings_match(expected, actual, path=self.path, subject="bench", command="-")
 
     def per_event(self) -> float:
         started = time.perf_counter()
@@ -84,7 +84,7 @@ def scaling(plan: Plan, root: Path) -> list[Check]:
             f"{s:,}: {peaks[s] / sized[s].bytes:.0f}x" for s in plan.sizes),
     ))  # fmt: skip
     try:
-        checks.append(bigreplay.check(plan, root / "calls"))
+        checks.append(big_turn.check(plan, root / "calls"))
     except Exception as error:  # keep 4a and 4b
         checks.append(missing(4, "4c", "replay of one turn of tool calls", "< 20 s", ERROR,
                               "".join(traceback.format_exception_only(error))[-1500:]))  # fmt: skip
@@ -105,7 +105,7 @@ def profile(plan: Plan, root: Path) -> dict[str, str]:
         gc.enable()
     gc_lines = [f"{'GC paused ' if p else 'GC enabled'}: {t:.2f} s" for p, t in timings]
     sizes = [c for c in (2_500, 5_000, 10_000, 20_000) if c <= plan.calls] or [plan.calls]
-    turns = [bigreplay.Turn(root / "profile", c) for c in sizes]
+    turns = [big_turn.Turn(root / "profile", c) for c in sizes]
     return {
         f"load + normalize + compare of {len(big.events):,} events, GC on vs paused": (
             "\n".join(gc_lines) + "\n"
@@ -121,7 +121,7 @@ def profile(plan: Plan, root: Path) -> dict[str, str]:
     }
 
 
-def _phases(turns: list[bigreplay.Turn]) -> str:
+def _phases(turns: list[big_turn.Turn]) -> str:
     """Each phase's seconds and peak memory at growing sizes: which one is superlinear."""
     lines = []
     for turn in turns:

@@ -18,8 +18,11 @@ from headerlock.demo.tools import files, todos
 from headerlock.errors import OrderDependenceError
 from headerlock.runtime.context import Plugin
 from headerlock.runtime.driver import ModelSource
-from headerlock.testing.order.plugin_orders import assert_order_invariant, check_scenario_orders
-from headerlock.testing.scenario.fixtures import parse_fixture as parse_scenario
+from headerlock.testing.order.plugin_orders import (
+    assert_plugin_order_invariant,
+    check_scenario_orders,
+)
+from headerlock.testing.scenario.fixtures import parse_scenario
 from headerlock.testing.scenario.project import Project
 from headerlock.testing.scenario.replay import recorded_replies
 
@@ -39,12 +42,12 @@ def test_the_runtime_is_order_invariant(tool_order: list[str] | None) -> None:
     config: dict[str, Any] = {"model": "demo", "persona": "p"}
     if tool_order:
         config["tool_order"] = tool_order
-    assert_order_invariant(app_factory(config), TOOLS, prompts=["go", "again"], max_examples=30)
+    assert_plugin_order_invariant(app_factory(config), TOOLS, prompts=["go", "again"], max_examples=30)
 
 
 def test_a_registration_order_listener_is_caught_with_the_minimal_orders() -> None:
     with pytest.raises(OrderDependenceError) as info:
-        assert_order_invariant(
+        assert_plugin_order_invariant(
             app_factory({"model": "demo"}, [flaky_plugins.registration_order_listener]),
             TOOLS,
             max_examples=20,
@@ -68,7 +71,7 @@ def test_the_property_is_not_vacuous(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(headerlock.runtime.system_prompt, "order_tools", registration_order)
     with pytest.raises(OrderDependenceError, match="tools order: "):
-        assert_order_invariant(app_factory({"model": "demo"}), TOOLS, max_examples=20, shrink=False)
+        assert_plugin_order_invariant(app_factory({"model": "demo"}), TOOLS, max_examples=20, shrink=False)
 
 
 BUNDLED = Path(__file__).parents[1]

@@ -15,12 +15,10 @@ from hypothesis import strategies as st
 
 from headerlock import TOOL_ORDER_REST, ToolSchema, order_tools
 from headerlock.errors import ConfigError, RecordingError
+from headerlock.formats import placeholders
 from headerlock.formats.recording import load_recording
 from headerlock.formats.scrub import (
-    SYSTEM_PLACEHOLDER,
-    TOOLS_PLACEHOLDER,
     find_secret,
-    restore_header,
     scrub_events,
     scrub_transcript,
 )
@@ -32,6 +30,7 @@ from headerlock.formats.secrets import (
     secret_values,
 )
 from headerlock.runtime.header import RequestHeader
+from headerlock.testing.scenario.pins import restore_header
 from headerlock.testing.scenario.project import Project
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -64,8 +63,8 @@ def test_placeholders_ids_times_and_paths() -> None:
     scrubbed = scrub_events(events, workspace="/ws")
     assert scrubbed[0]["data"]["header"] == {
         "config": {},
-        "system": SYSTEM_PLACEHOLDER,
-        "tools": TOOLS_PLACEHOLDER,
+        "system": placeholders.SYSTEM,
+        "tools": placeholders.TOOLS,
     }
     assert scrubbed[1]["data"]["tool_calls"][0] == {
         "id": "<<id:1>>",
@@ -75,7 +74,7 @@ def test_placeholders_ids_times_and_paths() -> None:
     assert scrubbed[2]["data"] == {"id": "<<id:1>>", "name": "a", "content": "read <<workspace>>/f"}
     assert scrubbed[3]["data"] == {
         "tools": {"added": ["b"], "removed": ["a"]},
-        "system": {"keep_start": 0, "keep_end": 0, "insert": SYSTEM_PLACEHOLDER},
+        "system": {"keep_start": 0, "keep_end": 0, "insert": placeholders.SYSTEM},
     }
     assert scrubbed[4]["data"]["elapsed_ms"] == 0
     assert [e["seq"] for e in scrubbed] == [1, 2, 3, 4, 5]
@@ -105,14 +104,21 @@ def test_scrub_is_idempotent_on_mutated_runs(run: Any, rng: Any) -> None:
     assert scrub_events(once, workspace=workspace) == once
 
 
-def test_restore_of_scrubbed_pinned_header_is_identity() -> None:
+def test_restore_fills_the_placeholders_back_with_the_pinned_header() -> None:
     tools = (ToolSchema("read", "R"), ToolSchema("bash", "B"), ToolSchema("todo_write", "T"))
     for policy in (None, ["todo_write", TOOL_ORDER_REST]):
         header = RequestHeader({"model": "m"}, "system text", order_tools(tools, policy))
         scrubbed = scrub_events(
             [{"seq": 1, "type": "request/header", "data": {"header": header.to_data()}}]
-        )
-        assert restore_header(scrubbed[0]["data"]["header"], header, policy) == header
+        )[0]["data"]["header"]
+        assert (scrubbed["system"], scrubbed["tools"]) == ("<<system>>", "<<tools>>")
+        restored = restore_header(header, policy)
+        assert scrubbed["config"] == header.to_data()["config"]  # config is kept as sent
+        assert restored == header
+    # a member of the class with its own tool_order gets the pin's tools in that order
+    pin = RequestHeader({"model": "m"}, "s", order_tools(tools, None))
+    member = restore_header(pin, ["todo_write", TOOL_ORDER_REST])
+    assert [t.name for t in member.tools] == ["todo_write", "bash", "read"]
 
 
 # -- secrets ---------------------------------------------------------------------------

@@ -1,120 +1,112 @@
-"""The exported members of ``headerlock`` (httpx's exported-members test is the model)."""
+"""The exported members of ``headerlock``, ``headerlock.wire`` and ``headerlock.strategies``,
+derived from the modules (httpx's exported-members test is the model)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 import re
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import headerlock
 import headerlock.errors
 
-EXPORTED = [
-    "TOOL_ORDER_REST",
-    "AcpAppConfig",
-    "AgentApp",
-    "AgentError",
-    "AgentLoop",
-    "AppStateError",
-    "AssemblyError",
-    "CheckFailed",
-    "ConfigError",
-    "Context",
-    "CorruptLogError",
-    "Driver",
-    "Event",
-    "HeaderDelta",
-    "HeaderlockError",
-    "InputFileError",
-    "LlmService",
-    "LoopConfig",
-    "MissingRecordingError",
-    "ModelError",
-    "ModelRequest",
-    "OpenAICompatAdapter",
-    "OrderDependenceError",
-    "OrderRun",
-    "OutputFileError",
-    "PinError",
-    "PluginError",
-    "PluginTimeoutError",
-    "Project",
-    "PromptAssembly",
-    "ReconstructionError",
-    "Recording",
-    "RecordingClashError",
-    "RecordingError",
-    "RecordingRunError",
-    "ReplayAdapter",
-    "ReplayError",
-    "ReplayMismatch",
-    "Reply",
-    "RequestHeader",
-    "Scenario",
-    "ScenarioError",
-    "ScriptExhaustedError",
-    "ScriptedAdapter",
-    "Section",
-    "SerializationError",
-    "ServiceConflictError",
-    "ServiceError",
-    "ServiceNotFoundError",
-    "SessionLog",
-    "SpineConfig",
-    "StdioAppConfig",
-    "SystemDelta",
-    "SystemPrompt",
-    "SystemPromptConfig",
-    "TextDelta",
-    "ToolCallRequest",
-    "ToolExecutionError",
-    "ToolInputError",
-    "ToolOrderError",
-    "ToolRegistrationError",
-    "ToolRegistry",
-    "ToolSchema",
-    "ToolsDelta",
-    "TurnBusyError",
-    "TurnReason",
-    "TurnResult",
-    "UnorderedValueError",
-    "WireMismatch",
-    "WireOrderError",
-    "WireRecordingError",
-    "WireToolError",
-    "WorkspaceError",
-    "YamlError",
-    "apply_header_delta",
-    "assert_order_invariant",
-    "assert_order_invariant_async",
-    "available_drivers",
-    "diff_header",
-    "fold_request_header",
-    "get_driver",
-    "load_recording",
-    "load_scenario",
-    "order_tools",
-    "order_wire_tools",
-    "parse_config",
-    "validate_tool_order",
-]
+FACADES = ("headerlock", "headerlock.wire", "headerlock.strategies")
 
 
-def test_all_lists_exactly_the_exported_members() -> None:
-    assert headerlock.__all__ == EXPORTED
+def _facade(name: str) -> ModuleType:
+    return importlib.import_module(name)
 
 
-def test_all_is_sorted() -> None:
-    assert sorted(EXPORTED, key=lambda n: (not n.isupper(), n)) == EXPORTED
+def _type_checking_imports(module: ModuleType) -> dict[str, tuple[str, ...]]:
+    """What the facade's ``if TYPE_CHECKING:`` block imports, as ``{module: names}``."""
+    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+    found: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                assert all(alias.asname == alias.name for alias in statement.names)
+                names = found.get(str(statement.module), ())
+                found[str(statement.module)] = names + tuple(a.name for a in statement.names)
+    return found
 
 
-@pytest.mark.parametrize("name", EXPORTED)
-def test_every_exported_member_resolves_inside_headerlock(name: str) -> None:
-    member = getattr(headerlock, name)
+@pytest.mark.parametrize("name", FACADES)
+def test_all_comes_from_the_facade_table(name: str) -> None:
+    module = _facade(name)
+    table = module._PUBLIC
+    assert module.__all__ == sorted(n for names in table.values() for n in names)
+
+
+@pytest.mark.parametrize("name", FACADES)
+def test_type_checking_imports_mirror_the_table(name: str) -> None:
+    module = _facade(name)
+    table = {home: tuple(names) for home, names in module._PUBLIC.items()}
+    imported = {
+        home: tuple(sorted(names)) for home, names in _type_checking_imports(module).items()
+    }
+    assert imported == {home: tuple(sorted(names)) for home, names in table.items()}
+
+
+@pytest.mark.parametrize(
+    ("facade", "name", "home"),
+    [
+        (facade, name, home)
+        for facade in FACADES
+        for home, names in _facade(facade)._PUBLIC.items()
+        for name in names
+    ],
+)
+def test_every_exported_member_is_defined_where_the_table_says(
+    facade: str, name: str, home: str
+) -> None:
+    member = getattr(_facade(facade), name)
+    assert member is getattr(importlib.import_module(home), name)
     if not isinstance(member, str):  # TOOL_ORDER_REST is a plain constant
-        assert member.__module__.startswith("headerlock."), name
-    assert name in dir(headerlock)
+        assert member.__module__ == home, (name, member.__module__)
+    assert name in dir(_facade(facade))
+
+
+@pytest.mark.parametrize("name", FACADES)
+def test_dir_shows_no_public_name_outside_all(name: str) -> None:
+    module = _facade(name)
+    public = {n for n in dir(module) if not n.startswith("_") and not _is_submodule(module, n)}
+    assert public <= set(module.__all__)
+
+
+def _is_submodule(module: ModuleType, name: str) -> bool:
+    return isinstance(getattr(module, name, None), ModuleType)
+
+
+def test_headerlock_and_wire_never_export_two_objects_under_one_name() -> None:
+    import headerlock.wire
+
+    for name in set(headerlock.__all__) & set(headerlock.wire.__all__):
+        assert getattr(headerlock, name) is getattr(headerlock.wire, name), name
+
+
+def test_every_public_strategy_is_exported() -> None:
+    import headerlock.strategies
+    import headerlock.testing.order.strategies as home
+
+    defined = {
+        name
+        for name, obj in inspect.getmembers(home, inspect.isfunction)
+        if not name.startswith("_") and obj.__module__ == home.__name__
+    }
+    assert defined == set(headerlock.strategies.__all__)
+
+
+def test_a_name_listed_twice_in_a_table_is_refused() -> None:
+    from headerlock._facade import facade
+
+    with pytest.raises(ValueError, match="'x' listed twice"):
+        facade("demo", {"a": ("x",), "b": ("x",)}, {})
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

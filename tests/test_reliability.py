@@ -32,7 +32,7 @@ from headerlock.formats.strict_yaml import dumps
 from headerlock.runtime.header import RequestHeader, fold_request_header
 from headerlock.runtime.session import Event
 from headerlock.strategies import tool_sets
-from headerlock.testing.scenario.fixtures import parse_fixture as parse_scenario
+from headerlock.testing.scenario.fixtures import parse_scenario
 from headerlock.testing.scenario.project import Project
 from model_server import Behaviour, model_server, text_chunks
 

@@ -8,8 +8,7 @@ import pytest
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError
 from headerlock.errors import ScenarioError
-from headerlock.testing.scenario.fixtures import load_scenario
-from headerlock.testing.scenario.fixtures import parse_fixture as parse_scenario
+from headerlock.testing.scenario.fixtures import load_scenario, parse_scenario
 
 GOOD = """\
 app: spine

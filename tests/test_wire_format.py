@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from headerlock.errors import WireRecordingError
-from headerlock.formats.secrets import SECRET, header_secrets
+from headerlock.formats.placeholders import SECRET
+from headerlock.formats.secrets import header_secrets
 from headerlock.formats.wire_recording import (
     WireEntry,
     WireRecording,
@@ -21,7 +22,7 @@ from headerlock.formats.wire_recording import (
 )
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire.apis import detect_api, split_body
-from headerlock.testing.wire.compare import compare
+from headerlock.testing.wire.compare import entry_differences
 from headerlock.testing.wire.entry import build_entry
 
 # -- api detection and the split ---------------------------------------------------------
@@ -248,7 +249,7 @@ def _anthropic(system: bytes, tools: bytes = b'[{"name":"t","input_schema":{}}]'
 
 def test_a_system_change_under_a_pin_is_system_changed() -> None:
     old, new = _anthropic(b'"You help."'), _anthropic(b'"You hinder."')
-    found = compare(3, old, new, pinned=True)
+    found = entry_differences(3, old, new, pinned=True)
     assert [d.segment for d in found] == ["system", "prefix"]
     assert (
         found[0].line()
@@ -262,16 +263,16 @@ def test_a_system_change_under_a_pin_is_system_changed() -> None:
 
 def test_spacing_in_the_system_is_only_a_prefix_difference() -> None:
     old, new = _anthropic(b'["a","b"]'), _anthropic(b'["a", "b"]')
-    [found] = compare(1, old, new, pinned=True)
+    [found] = entry_differences(1, old, new, pinned=True)
     assert found.segment == "prefix" and "the same data in other bytes" in found.detail
-    assert compare(1, old, new, pinned=False) == []  # unpinned, no prefix check
+    assert entry_differences(1, old, new, pinned=False) == []  # unpinned, no prefix check
 
 
 def test_unpinned_comparison_sees_tool_names_not_tools() -> None:
     old = _entry(False)
     other = CHAT.replace(b'"name":"a"', b'"name":"c"')
-    [found] = compare(1, old, _entry(False, other), pinned=False)
+    [found] = entry_differences(1, old, _entry(False, other), pinned=False)
     assert (found.segment, found.detail, found.tool) == ("tools", "removed a; added c", "a")
     reordered = _entry(False, CHAT.replace(b'"model" : "m"', b'"model" : "m2"'))
-    [config] = compare(1, old, reordered, pinned=False)
+    [config] = entry_differences(1, old, reordered, pinned=False)
     assert config.line() == 'request 1 (openai.chat) config: config.model: "m" -> "m2"'

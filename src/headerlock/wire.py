@@ -13,71 +13,81 @@ messages APIs::
     with wire.lock("recordings/agent.yaml"):  # replay: no network, compared request by request
         run_my_agent("hello")
 
-Names resolve on first use, so importing this module loads no HTTP client or SDK.
+Names resolve on first use, so importing this module loads no HTTP client or SDK;
+``_PUBLIC`` lists them once (``__all__`` and ``__getattr__`` come from it).
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from headerlock._facade import facade as _facade
 
 if _typing.TYPE_CHECKING:
     from headerlock.errors import (
-        ScriptExhaustedError,
-        WireMismatch,
-        WireOrderError,
-        WireRecordingError,
+        ScriptExhaustedError as ScriptExhaustedError,
     )
-    from headerlock.runtime.wire_tools import order_wire_tools
-    from headerlock.testing.wire.lock import WireHeader, WireLock, WireRequest, WireRun, lock
+    from headerlock.errors import (
+        WireMismatch as WireMismatch,
+    )
+    from headerlock.errors import (
+        WireOrderError as WireOrderError,
+    )
+    from headerlock.errors import (
+        WireRecordingError as WireRecordingError,
+    )
+    from headerlock.runtime.wire_tools import (
+        order_wire_tools as order_wire_tools,
+    )
+    from headerlock.testing.wire.lock import (
+        WireHeader as WireHeader,
+    )
+    from headerlock.testing.wire.lock import (
+        WireLock as WireLock,
+    )
+    from headerlock.testing.wire.lock import (
+        WireRequest as WireRequest,
+    )
+    from headerlock.testing.wire.lock import (
+        WireRun as WireRun,
+    )
+    from headerlock.testing.wire.lock import (
+        lock as lock,
+    )
     from headerlock.testing.wire.order import (
-        assert_order_invariant,
-        assert_order_invariant_async,
+        assert_order_invariant as assert_order_invariant,
     )
-    from headerlock.testing.wire.recipes import order_by_name, pydantic_ai_prepare_tools
+    from headerlock.testing.wire.order import (
+        assert_order_invariant_async as assert_order_invariant_async,
+    )
+    from headerlock.testing.wire.recipes import (
+        order_by_name as order_by_name,
+    )
+    from headerlock.testing.wire.recipes import (
+        pydantic_ai_prepare_tools as pydantic_ai_prepare_tools,
+    )
 
-_LAZY: dict[str, str] = {
-    "ScriptExhaustedError": "headerlock.errors",
-    "WireHeader": "headerlock.testing.wire.lock",
-    "WireLock": "headerlock.testing.wire.lock",
-    "WireMismatch": "headerlock.errors",
-    "WireOrderError": "headerlock.errors",
-    "WireRecordingError": "headerlock.errors",
-    "WireRequest": "headerlock.testing.wire.lock",
-    "WireRun": "headerlock.testing.wire.lock",
-    "assert_order_invariant": "headerlock.testing.wire.order",
-    "assert_order_invariant_async": "headerlock.testing.wire.order",
-    "lock": "headerlock.testing.wire.lock",
-    "order_by_name": "headerlock.testing.wire.recipes",
-    "order_wire_tools": "headerlock.runtime.wire_tools",
-    "pydantic_ai_prepare_tools": "headerlock.testing.wire.recipes",
+_PUBLIC = {
+    "headerlock.errors": (
+        "ScriptExhaustedError",
+        "WireMismatch",
+        "WireOrderError",
+        "WireRecordingError",
+    ),
+    "headerlock.runtime.wire_tools": ("order_wire_tools",),
+    "headerlock.testing.wire.lock": (
+        "WireHeader",
+        "WireLock",
+        "WireRequest",
+        "WireRun",
+        "lock",
+    ),
+    "headerlock.testing.wire.order": (
+        "assert_order_invariant",
+        "assert_order_invariant_async",
+    ),
+    "headerlock.testing.wire.recipes": (
+        "order_by_name",
+        "pydantic_ai_prepare_tools",
+    ),
 }
 
-__all__ = [
-    "ScriptExhaustedError",
-    "WireHeader",
-    "WireLock",
-    "WireMismatch",
-    "WireOrderError",
-    "WireRecordingError",
-    "WireRequest",
-    "WireRun",
-    "assert_order_invariant",
-    "assert_order_invariant_async",
-    "lock",
-    "order_by_name",
-    "order_wire_tools",
-    "pydantic_ai_prepare_tools",
-]
-
-
-def __getattr__(name: str) -> object:
-    """Resolve a public name on first use and cache it on the module."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'headerlock.wire' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__all__, __getattr__, __dir__ = _facade(__name__, _PUBLIC, globals())

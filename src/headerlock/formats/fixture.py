@@ -76,7 +76,7 @@ def check_name(name: str, *, path: str) -> str:
     return name
 
 
-def parse_scenario(text: str, path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
+def parse_fixture(text: str, path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
     """Validate fixture text; every error names the file, the key and the line.
 
     ``schemas`` maps each known ``app:`` (driver) name to its config schema.
@@ -153,13 +153,13 @@ def parse_scenario(text: str, path: Path, schemas: Mapping[str, type[Schema]]) -
     )
 
 
-def load_scenario(path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
+def load_fixture(path: Path, schemas: Mapping[str, type[Schema]]) -> Scenario:
     """Read and validate ``path`` (``schemas`` as for ``parse_scenario``)."""
     try:
         text = read_text(path, missing="no such fixture")
     except YamlError as error:
         raise ScenarioError(error.reason, path=str(path)) from None
-    return parse_scenario(text, path, schemas)
+    return parse_fixture(text, path, schemas)
 
 
 def discover(directory: Path) -> list[Path]:

@@ -15,10 +15,11 @@ from headerlock.errors import (
     SerializationError,
     YamlError,
 )
+from headerlock.formats import placeholders
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump_chunks
 from headerlock.formats.explain import changed_paths
-from headerlock.formats.scrub import SECRET_PLACEHOLDER, find_secret, is_scrubbed, scrub_events
+from headerlock.formats.scrub import find_secret, is_scrubbed, scrub_events
 from headerlock.formats.strict_yaml import MAX_BYTES, dumps, loads, read_text
 from headerlock.runtime.session import check_events_data
 
@@ -126,7 +127,7 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     if leaked is not None:
         raise RecordingError(
             f"{leaked[0]} holds the value of {leaked[1]}; a secret must never be committed:"
-            f" rotate it and re-record (secrets are written as {SECRET_PLACEHOLDER})",
+            f" rotate it and re-record (secrets are written as {placeholders.SECRET})",
             path=path,
         )
     if not data["pinned"] and not is_scrubbed(events):

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from headerlock.formats import placeholders
 from headerlock.formats.secrets import (
-    SECRET,
     secret_env,
     secret_values,
 )
@@ -32,13 +32,9 @@ from headerlock.runtime.session import (
     TOOL_RESULT,
     TURN_END,
 )
-from headerlock.runtime.tool_order import order_tools
 
-TOOLS_PLACEHOLDER: Final = "<<tools>>"
-SYSTEM_PLACEHOLDER: Final = "<<system>>"
 WORKSPACE_TOKEN: Final = "<<workspace>>"
 TIME_KEYS: Final = ("elapsed_ms",)
-SECRET_PLACEHOLDER: Final = SECRET
 
 Events = list[dict[str, Any]]
 
@@ -46,7 +42,7 @@ Events = list[dict[str, Any]]
 def _redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         if secret in text:
-            text = text.replace(secret, SECRET_PLACEHOLDER)
+            text = text.replace(secret, placeholders.SECRET)
     return text
 
 
@@ -119,7 +115,7 @@ def _see_ids(event: Mapping[str, Any], mapping: dict[str, str]) -> None:
         return
     for call_id in ids:
         if isinstance(call_id, str) and call_id not in mapping:
-            mapping[call_id] = f"<<id:{len(mapping) + 1}>>"
+            mapping[call_id] = placeholders.id_token(len(mapping) + 1)
 
 
 def _calls(data: Mapping[str, Any]) -> list[Any]:
@@ -201,9 +197,9 @@ def _scrub_event(event: Any, ids: Mapping[str, str], pinned: bool) -> None:
     if kind == REQUEST_HEADER and isinstance(data.get("header"), dict) and not pinned:
         header = data["header"]
         if "system" in header:
-            header["system"] = SYSTEM_PLACEHOLDER
+            header["system"] = placeholders.SYSTEM
         if "tools" in header:
-            header["tools"] = TOOLS_PLACEHOLDER
+            header["tools"] = placeholders.TOOLS
     elif kind == REQUEST_HEADER_DELTA and not pinned:
         tools = data.get("tools")
         if isinstance(tools, dict):
@@ -212,7 +208,7 @@ def _scrub_event(event: Any, ids: Mapping[str, str], pinned: bool) -> None:
                     tools[part] = [_tool_name(t) for t in tools[part]]
         system = data.get("system")
         if isinstance(system, dict) and "insert" in system:
-            system["insert"] = SYSTEM_PLACEHOLDER
+            system["insert"] = placeholders.SYSTEM
     elif kind == TURN_END:
         for key in TIME_KEYS:
             if key in data:
@@ -225,27 +221,6 @@ def _scrub_event(event: Any, ids: Mapping[str, str], pinned: bool) -> None:
         data["id"] = ids[data["id"]]
 
 
-def restore_header(
-    header_data: Mapping[str, Any], pin: RequestHeader, tool_order: Sequence[str] | None
-) -> RequestHeader:
-    """Put the pinned class header back into a scrubbed header.
-
-    ``<<system>>`` becomes the pin's system prompt and ``<<tools>>`` the pin's
-    tools in the scenario's own authoritative order.
-    """
-    data = dict(header_data)
-    if data.get("system") == SYSTEM_PLACEHOLDER:
-        data["system"] = pin.system
-    restored_tools: tuple[Any, ...] | None = None
-    if data.get("tools") == TOOLS_PLACEHOLDER:
-        data.pop("tools")
-        restored_tools = order_tools(pin.tools, tool_order)
-    header = RequestHeader.from_data(data)
-    if restored_tools is not None:
-        header = RequestHeader(header.config, header.system, restored_tools)
-    return header
-
-
 def full_headers(events: Sequence[Mapping[str, Any]]) -> list[tuple[int, RequestHeader, str]]:
     """``(seq, header, reason)`` of every full ``request/header`` event."""
     return [
@@ -253,8 +228,8 @@ def full_headers(events: Sequence[Mapping[str, Any]]) -> list[tuple[int, Request
         for e in events
         if e.get("type") == REQUEST_HEADER
         and isinstance(e["data"].get("header"), Mapping)
-        and e["data"]["header"].get("tools") != TOOLS_PLACEHOLDER
-        and e["data"]["header"].get("system") != SYSTEM_PLACEHOLDER
+        and e["data"]["header"].get("tools") != placeholders.TOOLS
+        and e["data"]["header"].get("system") != placeholders.SYSTEM
     ]
 
 

@@ -17,7 +17,6 @@ from typing import Final
 
 from headerlock.errors import ConfigError
 
-SECRET: Final = "<<secret>>"
 SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key")
 DEFAULT_SECRET_ENV: Final = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NoReturn
 
 from headerlock.errors import WireRecordingError, YamlError
+from headerlock.formats import placeholders
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.strict_yaml import loads, read_text
@@ -26,8 +27,6 @@ from headerlock.runtime.canonical import code_unit_key
 WIRE_FORMAT_VERSION: Final = 1
 WIRE_KIND: Final = "wire"
 APIS: Final = ("anthropic.messages", "openai.chat", "openai.responses")
-SYSTEM_PLACEHOLDER: Final = "<<system>>"
-TOOLS_PLACEHOLDER: Final = "<<tools>>"
 SSE_MEDIA_TYPE: Final = "text/event-stream"
 
 BodyKind = Literal["json", "text", "events"]
@@ -315,10 +314,10 @@ class _Reader:
         system, tools = data["system"], data["tools"]
         prefix = self.prefix(data, key, pinned)
         if not pinned:
-            if system not in (SYSTEM_PLACEHOLDER, None):
-                self.fail(f"{key}.system", f"an unpinned recording holds {SYSTEM_PLACEHOLDER}")
-            if tools not in (TOOLS_PLACEHOLDER, None):
-                self.fail(f"{key}.tools", f"an unpinned recording holds {TOOLS_PLACEHOLDER}")
+            if system not in (placeholders.SYSTEM, None):
+                self.fail(f"{key}.system", f"an unpinned recording holds {placeholders.SYSTEM}")
+            if tools not in (placeholders.TOOLS, None):
+                self.fail(f"{key}.tools", f"an unpinned recording holds {placeholders.TOOLS}")
         elif tools is not None and not isinstance(tools, list):
             self.fail(f"{key}.tools", "must be a list (as sent) or null")
         return WireEntry(

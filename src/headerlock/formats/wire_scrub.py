@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from headerlock.formats.secrets import MIN_SECRET_LENGTH, SECRET
+from headerlock.formats import placeholders
+from headerlock.formats.secrets import MIN_SECRET_LENGTH
 
 MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
@@ -41,7 +42,7 @@ class Scrubber:
         """``text`` with every secret replaced, then redacted."""
         for secret in self.secrets:
             if secret in text:
-                text = text.replace(secret, SECRET)
+                text = text.replace(secret, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
 
     def data(self, value: Any) -> Any:
@@ -64,7 +65,7 @@ class IdTokens:
     def token(self, value: str) -> str:
         """The token of ``value``, numbering it if it is new."""
         if value not in self.tokens:
-            self.tokens[value] = f"<<id:{len(self.tokens) + 1}>>"
+            self.tokens[value] = placeholders.id_token(len(self.tokens) + 1)
         return self.tokens[value]
 
     def messages(self, value: Any) -> Any:

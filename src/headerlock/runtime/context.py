@@ -59,7 +59,6 @@ class Context:
         self._disposers: list[Dispose] = []
         self._children: list[Context] = []
         self.name = name
-        self.disposed = False
 
     # -- scope ---------------------------------------------------------------
     def fork(self, name: str) -> Context:
@@ -92,7 +91,6 @@ class Context:
             self._disposers[-1]()
         if self._parent is not None and self in self._parent._children:
             self._parent._children.remove(self)
-        self.disposed = True
 
     # -- services ------------------------------------------------------------
     def provide(self, name: str, service: object) -> Dispose:

@@ -25,21 +25,6 @@ TOOL_RESULT: Final = "tool/result"
 STEP_END: Final = "step/end"
 TURN_END: Final = "turn/end"
 
-EVENT_TYPES: Final = (
-    TURN_START,
-    USER_MESSAGE,
-    STEP_START,
-    REQUEST_HEADER,
-    REQUEST_HEADER_DELTA,
-    ASSISTANT_CHUNK,
-    ASSISTANT_MESSAGE,
-    ASSISTANT_ERROR,
-    TOOL_CALL,
-    TOOL_RESULT,
-    STEP_END,
-    TURN_END,
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Event:

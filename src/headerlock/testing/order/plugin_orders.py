@@ -1,6 +1,6 @@
 """Order invariance: registration order must never change the recorded bytes.
 
-``assert_order_invariant`` checks an app you build; ``check_scenario_orders``
+``assert_plugin_order_invariant`` checks an app you build; ``check_scenario_orders``
 checks a scenario fixture. Both compare the *pinned* normalization (full
 headers kept), so a changed tool order cannot hide behind ``<<tools>>``.
 """
@@ -100,7 +100,7 @@ def _check_orders(log_of: LogOf, plugins: list[Plugin], max_examples: int, shrin
         raise _differs("app", names, baseline, diverged.run) from None
 
 
-def assert_order_invariant(
+def assert_plugin_order_invariant(
     make_app: Callable[[Sequence[Plugin]], AgentApp],
     plugins: Sequence[Plugin],
     *,
@@ -114,7 +114,7 @@ def assert_order_invariant(
     in the order given. Raises ``OrderDependenceError`` with the minimal
     (shrunk) differing order and a diff naming the tools involved;
     ``shrink=False`` reports the first differing order found, sooner. Inside a
-    running event loop, await ``assert_order_invariant_async`` instead.
+    running event loop, await ``assert_plugin_order_invariant_async`` instead.
     """
 
     def log_of(ordered: Sequence[Plugin]) -> list[dict[str, Any]]:
@@ -123,7 +123,7 @@ def assert_order_invariant(
     _check_orders(log_of, list(plugins), max_examples, shrink)
 
 
-async def assert_order_invariant_async(
+async def assert_plugin_order_invariant_async(
     make_app: Callable[[Sequence[Plugin]], AgentApp],
     plugins: Sequence[Plugin],
     *,
@@ -131,7 +131,7 @@ async def assert_order_invariant_async(
     max_examples: int = 50,
     shrink: bool = True,
 ) -> None:
-    """``assert_order_invariant`` for async code: every app runs on the caller's
+    """``assert_plugin_order_invariant`` for async code: every app runs on the caller's
     running event loop (Hypothesis drives the examples from a worker thread)."""
     loop = asyncio.get_running_loop()
 

@@ -14,7 +14,7 @@ from headerlock.formats.recording import Recording, load_recording, save_recordi
 from headerlock.formats.scrub import scrub_events
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.driver import ModelSource
-from headerlock.testing.plugin.state import project_of, updating
+from headerlock.testing.plugin.state import project_of, record_test_command, updating
 from headerlock.testing.plugin.updates import (
     claim,
     claim_recording,
@@ -24,10 +24,10 @@ from headerlock.testing.plugin.updates import (
 )
 from headerlock.testing.scenario.project import Project
 from headerlock.testing.scenario.replay import (
-    compare,
-    compare_recordings,
-    record_command,
+    assert_recordings_match,
+    assert_scenario_matches,
     record_scenario,
+    record_scenario_command,
     recorded_replies,
     replay_scenario,
 )
@@ -91,9 +91,10 @@ async def _check_scenario(
 def _compare(scenario: Scenario, path: Path, expected: Recording, actual: Recording) -> None:
     if _text(path) == actual.to_text():
         return
-    compare(scenario, expected, actual, path=path)
+    assert_scenario_matches(scenario, expected, actual, path=path)
     raise ReplayMismatch(
-        f"{scenario.name}: recording differs; {record_command(scenario)}", scenario=scenario.name
+        f"{scenario.name}: recording differs; {record_scenario_command(scenario)}",
+        scenario=scenario.name,
     )
 
 
@@ -151,13 +152,13 @@ class Recorder:
         if _text(path) == actual.to_text():
             note_matched(node, path)
             return
-        command = f"pytest --snapshot-update {node.nodeid}"
+        command = record_test_command(node)
         if not path.exists():
             raise MissingRecordingError(
                 f"no recording at {path.as_posix()}; record it with: {command}",
                 scenario=self.name,
             )
-        compare_recordings(
+        assert_recordings_match(
             load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
         )
         raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)

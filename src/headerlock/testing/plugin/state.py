@@ -39,3 +39,8 @@ def project_of(config: pytest.Config) -> Project:
 def updating(config: pytest.Config) -> bool:
     """Whether this session records (``--snapshot-update``)."""
     return bool(getattr(config.option, "update_snapshots", False))
+
+
+def record_test_command(item: pytest.Item) -> str:
+    """The command that (re-)records the Python test ``item``'s recording."""
+    return f"pytest --snapshot-update {item.nodeid}"

@@ -29,7 +29,7 @@ import pytest
 from headerlock.errors import ConfigError, HeaderlockError, MissingRecordingError, WireMismatch
 from headerlock.formats.secrets import secret_env
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
-from headerlock.testing.plugin.state import updating
+from headerlock.testing.plugin.state import record_test_command, updating
 from headerlock.testing.plugin.updates import claim_recording, note_matched, stage
 from headerlock.testing.wire.compare import report
 from headerlock.testing.wire.lock import WireLock, WireRun
@@ -40,11 +40,6 @@ PIN_MARKER: Final = "headerlock_pin"
 PLUGIN_NAME: Final = "headerlock-wire-calls"
 _MARKER_KEYS: Final = ("redact_env", "script")
 _OPEN = pytest.StashKey["OpenLock"]()
-
-
-def record_command(item: pytest.Item) -> str:
-    """The command that (re-)records ``item``'s wire recording."""
-    return f"pytest --snapshot-update {item.nodeid}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +111,7 @@ class OpenLock:
 
     def _mismatch(self, mismatch: WireMismatch) -> WireMismatch:
         lines = report(self.run.differences, path=self.path.as_posix()).splitlines()
-        lines[-1] = f"If the change is intended, re-record: {record_command(self.item)}"
+        lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
         error = WireMismatch("\n".join(lines), path=mismatch.path, differences=mismatch.differences)
         error.__context__ = mismatch.__context__  # the agent's error, if any
         return error
@@ -178,7 +173,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
         return OpenLock(item, lock, path, update=True)
     if not path.is_file():
         raise MissingRecordingError(
-            f"no wire recording at {path.as_posix()}; record it with: {record_command(item)}",
+            f"no wire recording at {path.as_posix()}; record it with: {record_test_command(item)}",
             scenario=item.nodeid,
         )
     lock = WireLock(
@@ -191,7 +186,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             raise
         raise ConfigError(
             f"{path.as_posix()}: the test is marked {PIN_MARKER}, but its recording is not"
-            f" pinned; re-record it: {record_command(item)}",
+            f" pinned; re-record it: {record_test_command(item)}",
             key="pin",
         ) from None
 

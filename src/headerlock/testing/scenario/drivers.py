@@ -18,7 +18,6 @@ from headerlock.runtime.config import Schema
 from headerlock.runtime.driver import Driver, SpineDriver
 
 __all__ = [
-    "Driver",
     "DriverSchemas",
     "available_drivers",
     "get_driver",

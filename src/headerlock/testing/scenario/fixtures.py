@@ -1,21 +1,19 @@
-"""Loading fixtures with the registered drivers' config schemas."""
+"""Loading fixtures (the YAML files authors write) as ``Scenario`` objects, with the
+registered drivers' config schemas."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from headerlock.formats.fixture import Scenario, discover, parse_scenario
-from headerlock.formats.fixture import load_scenario as _load
+from headerlock.formats.fixture import Scenario, load_fixture, parse_fixture
 from headerlock.testing.scenario.drivers import DriverSchemas
-
-__all__ = ["Scenario", "discover", "load_scenario", "parse_fixture"]
 
 
 def load_scenario(path: Path) -> Scenario:
     """Read and validate the fixture at ``path``; its ``app:`` must name a known driver."""
-    return _load(Path(path), DriverSchemas())
+    return load_fixture(Path(path), DriverSchemas())
 
 
-def parse_fixture(text: str, path: Path) -> Scenario:
+def parse_scenario(text: str, path: Path) -> Scenario:
     """Validate fixture ``text`` as if read from ``path``."""
-    return parse_scenario(text, Path(path), DriverSchemas())
+    return parse_fixture(text, Path(path), DriverSchemas())

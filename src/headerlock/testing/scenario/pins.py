@@ -59,6 +59,13 @@ def pinned_header(pin: Scenario, events: Sequence[Mapping[str, Any]]) -> Request
     return headers[0][1]
 
 
+def restore_header(pin: RequestHeader, tool_order: Sequence[str] | None) -> RequestHeader:
+    """The class header as a member of the class sends it: what ``<<system>>`` and
+    ``<<tools>>`` stand for. The pin's config and system prompt, and the pin's tools
+    in the member's own ``tool_order`` (raises ``ToolOrderError`` when it does not fit)."""
+    return RequestHeader(pin.config, pin.system, order_tools(pin.tools, tool_order))
+
+
 def check_against_pin(
     scenario: Scenario, events: Sequence[Mapping[str, Any]], pin: Scenario, header: RequestHeader
 ) -> list[str]:
@@ -74,10 +81,9 @@ def check_against_pin(
     problems = []
     where = f"the pinned header of class {scenario.header_class!r} ({pin.name}) after restore"
     try:
-        tools = order_tools(header.tools, scenario.tool_order)
+        restored = restore_header(header, scenario.tool_order)
     except ToolOrderError as error:
         return [f"{scenario.name}: cannot restore {where}: {error}"]
-    restored = RequestHeader(header.config, header.system, tools)
     for seq, live, reason in full_headers(events):
         expected = restored
         if reason == "fallback":

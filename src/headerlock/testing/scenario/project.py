@@ -28,9 +28,9 @@ from headerlock.testing.scenario.pins import (
     pins_by_class,
 )
 from headerlock.testing.scenario.replay import (
-    compare,
-    record_command,
+    assert_scenario_matches,
     record_scenario,
+    record_scenario_command,
     replay_scenario,
 )
 
@@ -168,7 +168,7 @@ class Project:
             raise MissingRecordingError(
                 f"scenario {scenario.name!r} has no recording at"
                 f" {self.recording_path(scenario.name).as_posix()}; record it with:"
-                f" {record_command(scenario)}",
+                f" {record_scenario_command(scenario)}",
                 scenario=scenario.name,
             )
         return recording
@@ -192,7 +192,7 @@ class Project:
         """Replay ``scenario`` against its recording; raises ``ReplayMismatch`` on change."""
         expected = self.require_recording(scenario)
         actual, output = await replay_scenario(scenario, expected)
-        compare(scenario, expected, actual, path=self.recording_path(scenario.name))
+        assert_scenario_matches(scenario, expected, actual, path=self.recording_path(scenario.name))
         return actual, output
 
     async def pin(self, header_class: str) -> tuple[Scenario, RequestHeader]:
@@ -245,7 +245,7 @@ class Project:
             if on_disk and on_disk[0][1].to_data() != redact_secrets(live.to_data()):
                 problems.append(
                     f"pin {pin.name!r} of class {header_class!r} is stale: its recorded header"
-                    f" differs from a live run; re-record: {record_command(pin)}"
+                    f" differs from a live run; re-record: {record_scenario_command(pin)}"
                 )
         if problems:
             raise PinError(problems)

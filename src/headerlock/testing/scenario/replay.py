@@ -25,7 +25,7 @@ from headerlock.testing.scenario.run import run_scenario
 from headerlock.testing.scenario.run_check import check_recording_run
 
 
-def record_command(scenario: Scenario) -> str:
+def record_scenario_command(scenario: Scenario) -> str:
     """How to re-record ``scenario``."""
     return (
         f"headerlock record {scenario.name}"
@@ -102,18 +102,20 @@ async def replay_scenario(
     return normalize_run(scenario, output), output
 
 
-def compare(scenario: Scenario, expected: Recording, actual: Recording, *, path: Path) -> None:
+def assert_scenario_matches(
+    scenario: Scenario, expected: Recording, actual: Recording, *, path: Path
+) -> None:
     """Raise ``ReplayMismatch`` unless both recordings give the same bytes."""
-    compare_recordings(
+    assert_recordings_match(
         expected,
         actual,
         path=path,
         subject=f"scenario {scenario.name!r}",
-        command=record_command(scenario),
+        command=record_scenario_command(scenario),
     )
 
 
-def compare_recordings(
+def assert_recordings_match(
     expected: Recording, actual: Recording, *, path: Path, subject: str, command: str
 ) -> None:
     """Raise ``ReplayMismatch`` (what differs, where, how to re-record) unless the bytes match."""

@@ -88,7 +88,9 @@ def _walk(a: Any, b: Any, where: str, out: list[str], limit: int) -> None:
         out.append(f"{where}: {_short(a)} -> {_short(b)}")
 
 
-def compare(number: int, recorded: WireEntry, sent: WireEntry, *, pinned: bool) -> list[Difference]:
+def entry_differences(
+    number: int, recorded: WireEntry, sent: WireEntry, *, pinned: bool
+) -> list[Difference]:
     """Every difference between ``sent`` and ``recorded`` (empty when they match)."""
     api = sent.api
     if recorded.api != sent.api:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from headerlock.formats import placeholders
 from headerlock.formats.wire_recording import (
-    SYSTEM_PLACEHOLDER,
-    TOOLS_PLACEHOLDER,
     WireEntry,
     WirePrefix,
     WireResponse,
@@ -35,8 +34,8 @@ def build_entry(
             scrubber.text(split.system_raw.decode("utf-8", errors="replace")),
         )
     else:
-        system = None if split.system is None else SYSTEM_PLACEHOLDER
-        tools = None if split.tools is None else TOOLS_PLACEHOLDER
+        system = None if split.system is None else placeholders.SYSTEM
+        tools = None if split.tools is None else placeholders.TOOLS
         prefix = None
     return WireEntry(
         api=split.api,

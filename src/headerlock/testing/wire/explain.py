@@ -28,7 +28,7 @@ from headerlock.testing.wire.apis import array_elements, tool_name
 from headerlock.testing.wire.compare import (
     Difference,
     changes,
-    compare,
+    entry_differences,
     prefix_difference,
     snippet,
 )
@@ -168,7 +168,7 @@ def differences(a: WireRecording, b: WireRecording) -> list[str]:
         lines.append(f"pinned: {str(a.pinned).lower()} in A, {str(b.pinned).lower()} in B")
     pinned = a.pinned and b.pinned
     for number, (x, y) in enumerate(zip(a.requests, b.requests, strict=False), 1):
-        here = [d for d in compare(number, x, y, pinned=pinned) if d.segment != "prefix"]
+        here = [d for d in entry_differences(number, x, y, pinned=pinned) if d.segment != "prefix"]
         if x.prefix_sha256 != y.prefix_sha256:
             shas = f"prefix_sha256 {x.prefix_sha256[:12]}... -> {y.prefix_sha256[:12]}..."
             here.append(Difference(number, y.api, "prefix", shas))

@@ -33,14 +33,14 @@ from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire.apis import Split, split_body, tool_name
 from headerlock.testing.wire.compare import (
     Difference,
-    compare,
+    entry_differences,
     extra_request,
     report,
     unsent_requests,
 )
 from headerlock.testing.wire.entry import build_entry
 from headerlock.testing.wire.script import JSON, WireScript
-from headerlock.testing.wire.transport import Pending, Reply, SentRequest, intercept
+from headerlock.testing.wire.transport import Pending, SentRequest, WireAnswer, intercept
 
 Mode = Literal["record", "replay"]
 MODES: Final = ("record", "replay")
@@ -99,10 +99,10 @@ class WireRun:
 class _Exchange:
     sent: SentRequest
     split: Split
-    reply: Reply
+    reply: WireAnswer
 
 
-def _error_reply(api: str, message: str, code: str) -> Reply:
+def _error_reply(api: str, message: str, code: str) -> WireAnswer:
     """A plain HTTP 400 in the api's error shape (no ``x-should-retry``: never retried)."""
     text = f"headerlock: {message}"
     if api == "anthropic.messages":
@@ -113,7 +113,7 @@ def _error_reply(api: str, message: str, code: str) -> Reply:
     else:
         error = {"message": text, "type": "invalid_request_error", "param": None, "code": code}
         body = {"error": error}
-    return Reply(400, JSON, json.dumps(body, ensure_ascii=False).encode())
+    return WireAnswer(400, JSON, json.dumps(body, ensure_ascii=False).encode())
 
 
 class _Session:
@@ -137,7 +137,7 @@ class _Session:
         self.script_error: ScriptExhaustedError | None = None
         self._guard = threading.Lock()
 
-    def request(self, sent: SentRequest) -> Reply | Pending | None:
+    def request(self, sent: SentRequest) -> WireAnswer | Pending | None:
         try:
             split = split_body(sent.api, sent.body)
         except ValueError:
@@ -153,7 +153,7 @@ class _Session:
             slot = len(self.exchanges)
             self.exchanges.append(None)
 
-        def keep(reply: Reply | None) -> None:
+        def keep(reply: WireAnswer | None) -> None:
             if reply is not None:  # a failed attempt (the SDK may retry) is not recorded
                 with self._guard:
                     self.exchanges[slot] = _Exchange(sent, split, reply)
@@ -177,7 +177,7 @@ class _Session:
         )
         return number
 
-    def _scripted(self, sent: SentRequest, split: Split) -> Reply:
+    def _scripted(self, sent: SentRequest, split: Split) -> WireAnswer:
         assert self.script is not None
         with self._guard:
             try:
@@ -185,19 +185,19 @@ class _Session:
             except ScriptExhaustedError as error:
                 self.script_error = self.script_error or error
                 return _error_reply(sent.api, str(error), "headerlock_script_exhausted")
-            reply = Reply(*answer)
+            reply = WireAnswer(*answer)
             self.exchanges.append(_Exchange(sent, split, reply))
             self._add(sent, split)
         return reply
 
-    def _unreadable(self, sent: SentRequest) -> Reply:
+    def _unreadable(self, sent: SentRequest) -> WireAnswer:
         with self._guard:
             number = len(self.run.requests) + 1
             found = Difference(number, sent.api, "request", "the body is not a JSON object")
             self.run.differences.append(found)
         return _error_reply(sent.api, found.line(), "headerlock_mismatch")
 
-    def _replay(self, sent: SentRequest, split: Split) -> Reply:
+    def _replay(self, sent: SentRequest, split: Split) -> WireAnswer:
         recorded = self.recording
         assert recorded is not None
         with self._guard:
@@ -209,7 +209,9 @@ class _Session:
             if number > len(recorded.requests):
                 found = [extra_request(number, live, len(recorded.requests))]
             else:
-                found = compare(number, recorded.requests[number - 1], live, pinned=recorded.pinned)
+                found = entry_differences(
+                    number, recorded.requests[number - 1], live, pinned=recorded.pinned
+                )
             self.run.differences.extend(found)
         if found:
             summary = "; ".join(d.line() for d in found)
@@ -217,7 +219,7 @@ class _Session:
             return _error_reply(sent.api, message, "headerlock_mismatch")
         response = recorded.requests[number - 1].response
         assert response is not None
-        return Reply(*response.to_http())
+        return WireAnswer(*response.to_http())
 
     def recorded(self, pinned: bool) -> WireRecording:
         """The recording of the exchanges kept, scrubbed with every secret seen."""

@@ -41,7 +41,7 @@ class SentRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class WireAnswer:
     """A decoded HTTP answer: status, content type (the one header kept) and body."""
 
     status: int
@@ -49,14 +49,14 @@ class Reply:
     body: bytes
 
 
-Pending = Callable[[Reply | None], None]
+Pending = Callable[[WireAnswer | None], None]
 """Told the forwarded answer, or ``None`` when forwarding raised."""
 
 
 class Interceptor(Protocol):
     """Decides each model request: answer it, forward it (``Pending``) or pass (``None``)."""
 
-    def request(self, sent: SentRequest) -> Reply | Pending | None: ...
+    def request(self, sent: SentRequest) -> WireAnswer | Pending | None: ...
 
 
 _guard = threading.RLock()
@@ -78,7 +78,7 @@ def _sent(request: Any, api: str, body: bytes) -> SentRequest:
     return SentRequest(api, request.url.path, headers, body)
 
 
-def _response(module: Any, request: Any, reply: Reply) -> Any:
+def _response(module: Any, request: Any, reply: WireAnswer) -> Any:
     headers = [] if reply.content_type is None else [("content-type", reply.content_type)]
     return module.Response(reply.status, headers=headers, content=reply.body, request=request)
 
@@ -92,7 +92,7 @@ def _sync(module: Any, original: Any) -> Any:
         decision = interceptor.request(_sent(request, api, request.read()))
         if decision is None:
             return original(self, request)
-        if isinstance(decision, Reply):
+        if isinstance(decision, WireAnswer):
             return _response(module, request, decision)
         try:
             response = original(self, request)
@@ -103,7 +103,7 @@ def _sync(module: Any, original: Any) -> Any:
         except BaseException:
             decision(None)
             raise
-        reply = Reply(response.status_code, response.headers.get("content-type"), body)
+        reply = WireAnswer(response.status_code, response.headers.get("content-type"), body)
         decision(reply)
         return _response(module, request, reply)
 
@@ -119,7 +119,7 @@ def _async(module: Any, original: Any) -> Any:
         decision = interceptor.request(_sent(request, api, await request.aread()))
         if decision is None:
             return await original(self, request)
-        if isinstance(decision, Reply):
+        if isinstance(decision, WireAnswer):
             return _response(module, request, decision)
         try:
             response = await original(self, request)
@@ -130,7 +130,7 @@ def _async(module: Any, original: Any) -> Any:
         except BaseException:
             decision(None)
             raise
-        reply = Reply(response.status_code, response.headers.get("content-type"), body)
+        reply = WireAnswer(response.status_code, response.headers.get("content-type"), body)
         decision(reply)
         return _response(module, request, reply)
 

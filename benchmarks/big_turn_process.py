@@ -1,4 +1,4 @@
-"""``python -m benchmarks.replay_big replay|c_loader FIXTURES RECORDING CAP_MB``: one timed run.
+"""``python -m benchmarks.big_turn_process replay|c_loader FIXTURES RECORDING CAP_MB``: one timed run.
 
 Prints one JSON line: ``seconds`` (from reading the file to the comparison),
 ``max_rss_mb`` and ``failure`` ("" when the run finished). ``c_loader`` only
@@ -23,12 +23,12 @@ def replay(fixtures: Path, path: Path) -> tuple[object, ...]:
     from headerlock.formats.recording import parse_recording
     from headerlock.runtime.aio import run_sync
     from headerlock.testing.scenario.project import Project
-    from headerlock.testing.scenario.replay import compare_recordings, replay_scenario
+    from headerlock.testing.scenario.replay import assert_recordings_match, replay_scenario
 
     scenario = Project(fixtures, fixtures.parent / "no-recordings").scenario("bench")
     expected = parse_recording(path.read_text(encoding="utf-8"), path=str(path))
     actual, output = run_sync(replay_scenario(scenario, expected))
-    compare_recordings(expected, actual, path=path, subject="bench", command="-")
+    assert_recordings_match(expected, actual, path=path, subject="bench", command="-")
     return expected, actual, output
 
 
@@ -39,7 +39,7 @@ def phases(fixtures: Path, path: Path, *, traced: bool) -> dict[str, float]:
     from headerlock.formats.recording import parse_recording
     from headerlock.runtime.aio import run_sync
     from headerlock.testing.scenario.project import Project
-    from headerlock.testing.scenario.replay import compare_recordings, replay_scenario
+    from headerlock.testing.scenario.replay import assert_recordings_match, replay_scenario
 
     scenario = Project(fixtures, fixtures.parent / "no-recordings").scenario("bench")
     figures: dict[str, float] = {}
@@ -62,7 +62,7 @@ def phases(fixtures: Path, path: Path, *, traced: bool) -> dict[str, float]:
         done("parse + validate")
         actual, _ = run_sync(replay_scenario(scenario, expected))
         done("run + normalize")
-        compare_recordings(expected, actual, path=path, subject="bench", command="-")
+        assert_recordings_match(expected, actual, path=path, subject="bench", command="-")
         done("compare")
     finally:
         if traced:

@@ -62,7 +62,7 @@ class Turn:
 
     def run(self, mode: str) -> Outcome:
         """One fresh process: ``replay`` (load + run + compare) or ``c_loader`` (parse only)."""
-        command = [sys.executable, "-m", "benchmarks.replay_big", mode, str(self.fixtures),
+        command = [sys.executable, "-m", "benchmarks.big_turn_process", mode, str(self.fixtures),
                    str(self.path), str(CAP_MB)]  # fmt: skip
         root = self.path.parent
         try:

@@ -1,11 +1,17 @@
-"""Shared test setup: the Hypothesis profile for CI and small helpers."""
+"""Shared test setup: the Hypothesis profile for CI, the model server, and the
+isolation of in-process pytest runs."""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis._settings import is_in_ci
+
+from tests.model_server import ModelServer, serve
 
 # Extend Hypothesis's built-in "ci" profile (derandomized, no database) with a
 # bound that keeps the suite fast; it loads automatically when CI is set.
@@ -17,3 +23,26 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if is_in_ci() else "dev"))
+
+XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    """A real model server on 127.0.0.1 for one test: no routes yet (every path is a
+    404) and every hit kept; see ``tests/model_server.py``."""
+    with serve() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def isolated_pytester(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that runs pytest through ``pytester`` runs it as a user's project would:
+    without this suite's xdist worker identity, and without this suite's ``tests``
+    package imported (a user's ``tests/conftest.py`` would resolve to ours)."""
+    if "pytester" not in request.fixturenames:
+        return
+    for name in XDIST_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for module in [m for m in sys.modules if m == "tests" or m.startswith("tests.")]:
+        monkeypatch.delitem(sys.modules, module)

@@ -18,7 +18,7 @@ import pytest
 
 from headerlock.errors import ScenarioError
 from headerlock.testing.scenario.project import Project
-from support import run_cli as run
+from tests.support import run_cli as run
 
 ROOT = Path(__file__).parents[1]
 GOOD = (ROOT / "fixtures" / "tool-turn.yaml").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from headerlock.cli import main
-from model_server import Behaviour, model_server, text_chunks
+from tests.model_server import ModelServer, chat_stream, text_chunks
 
 ROOT = Path(__file__).parents[1]
 SPINE = ["text-turn", "tool-turn", "ordered-turn", "error-turn", "reorder-turn"]
@@ -205,15 +205,15 @@ def test_no_secret_reaches_a_recording(tmp_path: Path, listed: str) -> None:
     ids=["openai-fallback", "headerlock-key-first"],
 )
 def test_live_says_which_key_it_uses(
-    project: Path, env: dict[str, str], used: str, said: str
+    project: Path, model_server: ModelServer, env: dict[str, str], used: str, said: str
 ) -> None:
-    with model_server(Behaviour(text_chunks("PONG"))) as server:
-        result = cli(
-            project, "record", "text-turn", "--live", HEADERLOCK_BASE_URL=server.base_url, **env
-        )
+    model_server.route("*/chat/completions", chat_stream(text_chunks("PONG")))
+    result = cli(
+        project, "record", "text-turn", "--live", HEADERLOCK_BASE_URL=model_server.base_url, **env
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [f"headerlock: live model endpoint: {said}"]
-    assert server.received[0]["headers"]["authorization"] == f"Bearer {used}"
+    assert model_server.hits[0].headers["authorization"] == f"Bearer {used}"
     written = (project / "recordings" / "text-turn.yaml").read_text()
     assert not any(value in written for value in env.values())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,57 @@ def test_the_top_level_keeps_at_most_eight_files() -> None:
     files = sorted(p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py")
     assert len(files) <= 8, files
     assert {"__init__.py", "cli.py", "errors.py"} <= set(files)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The headerlock modules ``path`` imports at run time, at any depth (inside functions
+    too; ``if TYPE_CHECKING:`` blocks excluded)."""
+    found: set[str] = set()
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+    def visit(node: ast.AST) -> None:
+        if _is_type_checking(node):
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in modules else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {m for m in found if m in modules and m != _module_name(path)}
+
+
+def test_no_import_cycle_in_src_counting_imports_inside_functions() -> None:
+    paths = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    graph = {name: _imports(path, set(paths)) for name, path in paths.items()}
+    cycles = []
+    for start in graph:  # a cycle through ``start``: a path from one of its imports back to it
+        seen: set[str] = set()
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for target in sorted(graph[node]):
+                if target == start:
+                    cycles.append(" -> ".join([*trail, start]))
+                elif target not in seen:
+                    seen.add(target)
+                    stack.append((target, [*trail, target]))
+    assert cycles == []

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import flaky_plugins
 from headerlock import AgentApp, ScriptedAdapter, ToolSchema
 from headerlock.errors import (
     CorruptLogError,
@@ -34,15 +33,15 @@ from headerlock.runtime.session import Event
 from headerlock.strategies import tool_sets
 from headerlock.testing.scenario.fixtures import parse_scenario
 from headerlock.testing.scenario.project import Project
-from model_server import Behaviour, model_server, text_chunks
+from tests import flaky_plugins
+from tests.model_server import ModelServer, chat_stream, json_answer, text_chunks
 
 ROOT = Path(__file__).parents[1]
-TESTS = Path(__file__).parent
 SECRET = "sk-sentinel-do-not-leak-7f3a"
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(TESTS), **extra}
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), **extra}
 
 
 # -- no data loss -------------------------------------------------------------
@@ -115,21 +114,22 @@ def test_parallel_recorders_of_different_scenarios_do_not_clobber(tmp_path: Path
 # -- secrets ------------------------------------------------------------------
 
 
-def test_the_api_key_never_reaches_recordings_logs_or_errors(tmp_path: Path) -> None:
+def test_the_api_key_never_reaches_recordings_logs_or_errors(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
     (tmp_path / "fixtures").mkdir()
     shutil.copy(ROOT / "fixtures" / "text-turn.yaml", tmp_path / "fixtures")
-    rejected = Behaviour(
-        status=401, error_body={"error": {"message": f"Incorrect API key provided: {SECRET}"}}
-    )
+    rejected = json_answer({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, 401)
     outputs = []
-    for behaviour in (rejected, Behaviour(text_chunks("PONG"))):
-        with model_server(behaviour) as server:
-            result = subprocess.run(
-                [sys.executable, "-m", "headerlock", "record", "--live", "text-turn"],
-                cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-                env=subprocess_env(HEADERLOCK_BASE_URL=server.base_url, HEADERLOCK_API_KEY=SECRET, OPENAI_LOG="debug"),
-            )  # fmt: skip
-        assert server.received[0]["headers"]["authorization"] == f"Bearer {SECRET}"
+    for answer in (rejected, chat_stream(text_chunks("PONG"))):
+        model_server.reset()
+        model_server.route("*/chat/completions", answer)
+        result = subprocess.run(
+            [sys.executable, "-m", "headerlock", "record", "--live", "text-turn"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+            env=subprocess_env(HEADERLOCK_BASE_URL=model_server.base_url, HEADERLOCK_API_KEY=SECRET, OPENAI_LOG="debug"),
+        )  # fmt: skip
+        assert model_server.hits[0].headers["authorization"] == f"Bearer {SECRET}"
         path = tmp_path / "recordings" / "text-turn.yaml"
         recording = path.read_text() if path.exists() else ""
         outputs.append((result, recording))
@@ -209,7 +209,7 @@ FAULTY_SCENARIOS = {
     "tool-fault": """\
         pin: true
         config: {model: demo}
-        plugins: [flaky_plugins:failing_tool]
+        plugins: [tests.flaky_plugins:failing_tool]
         steps: [{prompt: go}, {prompt: again}]
         model: [{tool_calls: [{name: explode}]}, {text: recovered}]
         """,
@@ -217,7 +217,7 @@ FAULTY_SCENARIOS = {
         header_class: other
         pin: true
         config: {model: demo}
-        plugins: [flaky_plugins:alpha]
+        plugins: [tests.flaky_plugins:alpha]
         steps: [{prompt: go}, {prompt: again}]
         model: [{text: "partial answer", error: "the model endpoint answered HTTP 500: overloaded"}, {text: fine}]
         """,

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from headerlock._cli_parser import build_parser, one_line
 from headerlock.errors import (
     CheckFailed,
     ConfigError,
@@ -23,9 +25,9 @@ from headerlock.errors import (
     InputFileError,
     MissingRecordingError,
     PinError,
-    ReplayMismatch,
+    RecordingError,
 )
-from headerlock.formats.secrets import REDACT_ENV_VAR, redact_env
+from headerlock.formats.secrets import redact_env
 from headerlock.runtime.plugins import add_import_root
 from headerlock.testing.scenario.progress import Progress
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from headerlock.testing.order.flake_worker import Worker
     from headerlock.testing.scenario.project import Project
 
-EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def bundled_dir(name: str) -> Path:
@@ -57,6 +59,20 @@ class Console:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.status: Progress | None = None
+        self.said: set[str] = set()
+
+    def error(self, error: BaseException | str) -> bool:
+        """Say ``error`` as one ``headerlock:`` line on stderr, once; whether it was new."""
+        text = one_line(str(error))
+        if text in self.said:
+            return False
+        self.said.add(text)
+        if self.status is not None:
+            self.status.clear()
+        print(f"headerlock: {text}", file=sys.stderr, flush=True)
+        if self.status is not None:
+            self.status.draw()
+        return True
 
     def line(self, text: str = "") -> None:
         if self.status is not None:
@@ -146,16 +162,29 @@ async def _replay(
     scenarios = _selected(project, names)
     with console.progress(len(scenarios), "replayed"):
         failures, bad = await _replay_each(project, scenarios, console, show_headers)
+    for name in project.scenario_names():  # every bad recording: one stderr line each
+        try:
+            project.recording(name)
+        except RecordingError as error:
+            bad += console.error(error)
     try:
         await project.check_files()
         console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
     except PinError as error:
+        problems = [p for p in error.problems if one_line(p) not in console.said]
+        failures += bool(problems)
+        console.line("guards: FAIL" + ("" if problems else " (the bad input above)"))
+        console.line("\n".join(f"    {p}" for p in problems))
+    except CheckFailed as error:  # a pin's run that did not complete
         failures += 1
-        console.line("guards: FAIL")
-        console.line("\n".join(f"    {p}" for p in error.problems))
+        shown = one_line(str(error)) in console.said
+        console.line("guards: FAIL" + (" (the failure above)" if shown else ""))
+        if not shown:
+            console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
     except HeaderlockError as error:
         bad += 1
-        console.line(f"guards: FAIL\n    {error}")
+        console.line("guards: FAIL (bad input)")
+        console.error(error)
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
 
 
@@ -170,13 +199,16 @@ async def _replay_each(
         try:
             _, output = await project.replay(scenario)
             await project.check_pin_guard(scenario, output)
-        except HeaderlockError as error:
-            if isinstance(error, (ReplayMismatch, PinError, MissingRecordingError)):
-                failures += 1
-            else:
-                bad += 1
+        except (CheckFailed, MissingRecordingError) as error:
+            failures += 1
+            console.said.add(one_line(str(error)))
             console.step(index, len(scenarios), f"FAIL {label}")
             console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
+            continue
+        except HeaderlockError as error:  # bad input: one line on stderr
+            bad += 1
+            console.step(index, len(scenarios), f"FAIL {label} (bad input)")
+            console.error(error)
             continue
         console.step(index, len(scenarios), f"ok   {label} ({time.perf_counter() - started:.2f}s)")
         if show_headers:
@@ -241,22 +273,25 @@ def _run_once(project: Project, name: str, order: str, console: Console) -> int:
 
 
 def _flakes(
-    project: Project,
-    names: Sequence[str],
-    runs: int,
-    jobs: int,
-    console: Console,
-    workers: dict[int, Worker],
+    project: Project, args: argparse.Namespace, console: Console, workers: dict[int, Worker]
 ) -> int:
     from headerlock.testing.order.flakes import hunt, table
 
-    chosen = list(names) or project.scenario_names()
+    chosen = list(args.names) or project.scenario_names()
     for name in chosen:
         project.scenario(name)  # bad input fails before any run
-    total = runs * len(chosen)
+    runs = args.runs
     console.line(f"headerlock flakes: {len(chosen)} scenarios x {runs} runs in fresh processes")
-    bar = Progress(sys.stderr, total, "runs", every_tenth=True)
-    reports = hunt(project, chosen, runs=runs, jobs=jobs, progress=bar.update, workers=workers)
+    bar = Progress(sys.stderr, runs * len(chosen), "runs", every_tenth=True)
+    reports = hunt(
+        project,
+        chosen,
+        runs=runs,
+        jobs=args.jobs,
+        progress=bar.update,
+        workers=workers,
+        timeout=args.timeout,
+    )
     bar.finish()
     for line in table(reports):
         console.line(line)
@@ -288,71 +323,6 @@ def _diff(a: Path, b: Path, console: Console) -> int:
     return EXIT_MISMATCH
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``headerlock`` command."""
-    parser = argparse.ArgumentParser(
-        prog="headerlock",
-        description="Record and replay the request headers an LLM agent sends.",
-        epilog="exit codes: 0 ok, 1 a mismatch or failed guard, 2 bad input",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("demo", help="record and replay the bundled scenarios in a temp dir")
-    for name, help_text in (
-        ("record", "run scenarios and write their recordings"),
-        ("replay", "replay scenarios against their recordings (exit 1 on mismatch)"),
-    ):
-        command = commands.add_parser(name, help=help_text)
-        command.add_argument(
-            "names", nargs="*", metavar="NAME", help="scenario names (default: all)"
-        )
-        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
-        command.add_argument("--recordings", type=Path, default=Path("recordings"))
-        command.add_argument(
-            "--redact-env",
-            action="append",
-            default=[],
-            metavar="NAME[,NAME...]",
-            help="the values of these environment variables are secrets, written as <<secret>>"
-            f" (also: {REDACT_ENV_VAR}); give replay the same list as record",
-        )
-        if name == "record":
-            command.add_argument(
-                "--live",
-                action="store_true",
-                help="use the live endpoint (HEADERLOCK_BASE_URL; key HEADERLOCK_API_KEY,"
-                " else OPENAI_API_KEY)",
-            )
-    flakes = commands.add_parser(
-        "flakes", help="run scenarios in fresh processes under varied hash seeds and orders"
-    )
-    flakes.add_argument("names", nargs="*", metavar="NAME", help="scenario names (default: all)")
-    flakes.add_argument("--runs", type=_positive, default=6, help="runs per scenario (default 6)")
-    flakes.add_argument("--jobs", type=_positive, default=2, help="parallel processes (default 2)")
-    once = commands.add_parser("run-once")  # internal: one flakes run, recording on stdout
-    commands.add_parser("flake-worker")  # internal: flakes runs of one hash seed (JSON lines)
-    once.add_argument("name")
-    once.add_argument("--order", default="")
-    for command in (flakes, once):
-        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
-        command.add_argument("--recordings", type=Path, default=Path("recordings"))
-    diff = commands.add_parser(
-        "diff",
-        help="explain how two recordings differ (two wire recordings: where the cacheable"
-        " prefix first differs)",
-    )
-    diff.add_argument("a", type=Path)
-    diff.add_argument("b", type=Path)
-    return parser
-
-
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command line; returns the process exit code."""
     _tolerate_any_encoding()
@@ -369,15 +339,25 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         undo.append(redact_env(getattr(args, "redact_env", ())))
         return _dispatch(args, console)
     except HeaderlockError as error:
-        print(f"headerlock: {error}", file=sys.stderr)
+        print(f"headerlock: {one_line(str(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         print(f"headerlock: {where}{error.strerror or error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"headerlock: interrupted (Ctrl-C){_KEPT.get(args.command, '')}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         for step in reversed(undo):
             step()
+
+
+_KEPT = {
+    "record": "; the scenario being recorded wrote nothing, its old recording is kept",
+    "flakes": "; every run's processes were ended",
+}
+"""What an interrupted command says it left as it was."""
 
 
 def _tolerate_any_encoding() -> None:
@@ -385,15 +365,6 @@ def _tolerate_any_encoding() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream in (sys.__stdout__, sys.__stderr__) and isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-
-
-def _version() -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("headerlock")
-    except importlib.metadata.PackageNotFoundError:
-        return "(unknown version)"
 
 
 def _check_project(project: Project, args: argparse.Namespace) -> None:
@@ -431,9 +402,17 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         from headerlock.testing.order.flake_worker import started
 
         # The first workers import while this process loads and checks the scenarios.
+        cores = os.cpu_count() or 1
+        if args.jobs > cores:
+            print(
+                f"headerlock: --jobs {args.jobs} is more than the {cores} cores of this"
+                f" machine; running {cores} at a time",
+                file=sys.stderr,
+            )
+            args.jobs = cores
         with started(range(min(args.jobs, args.runs))) as workers:
             project = _project(args)
-            return _flakes(project, args.names, args.runs, args.jobs, console, workers)
+            return _flakes(project, args, console, workers)
     project = _project(args)
     if args.command == "run-once":
         return _run_once(project, args.name, args.order, console)

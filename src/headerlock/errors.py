@@ -9,6 +9,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     │   ├── ToolOrderError .................. a tool_order policy is malformed or unsatisfiable
     │   ├── UnorderedValueError (TypeError) . a set where bytes need a deterministic order
     │   ├── RecordingClashError ............. two tests would write the same recording file
+    │   ├── ScriptAmbiguityError ............ concurrent requests raced for differing replies
+    │   ├── WireOwnershipError .............. a request could belong to two open wire locks
     │   └── WireToolError ................... a tool given to order_wire_tools has no known shape
     ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
@@ -18,7 +20,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     ├── SerializationError (ValueError, TypeError) a value cannot be written as canonical YAML
     ├── OutputFileError ..................... a file could not be written (the old bytes are kept)
     ├── PluginError ......................... a plugin could not be resolved, called or loaded
-    │   └── PluginTimeoutError (TimeoutError) a plugin did not finish loading in time
+    │   ├── PluginTimeoutError (TimeoutError) a plugin did not finish loading in time
+    │   └── PluginExitError ................. a plugin raised SystemExit (sys.exit) while loading
     ├── ServiceError ........................ the plugin host's service table refused a call
     │   ├── ServiceNotFoundError (LookupError)
     │   └── ServiceConflictError (ValueError)
@@ -36,12 +39,14 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     │   ├── CorruptLogError ................. the session log breaks its own rules
     │   └── ReconstructionError ............. a request differs from its rebuild from the log
     ├── MissingRecordingError ............... a scenario has no recording and may not create one
+    ├── NetworkSealedError (ConnectionRefusedError) a sealed wire lock refused to send
     └── CheckFailed (AssertionError) ........ a headerlock check failed; the message explains
         ├── ReplayMismatch .................. a replayed run differs from its recording
         ├── PinError ........................ a pin guard failed
         ├── OrderDependenceError ............ two registration orders gave different bytes
         │   └── WireOrderError .............. two orders of an agent's items sent different requests
         ├── RecordingRunError ............... a run made to record failed; nothing written
+        ├── ScenarioRunError ................ a scenario's run crashed or hung; nothing written
         └── WireMismatch .................... requests under a wire lock differ from the recording
 """
 
@@ -170,6 +175,17 @@ class PluginTimeoutError(PluginError, TimeoutError):
             plugin=plugin,
         )
         self.timeout = timeout
+
+
+class PluginExitError(PluginError):
+    """A plugin raised ``SystemExit`` (called ``sys.exit``) while loading: its failure,
+    not an exit of the process; ``code`` is the exit code it gave."""
+
+    def __init__(self, plugin: str, *, code: object) -> None:
+        super().__init__(
+            f"plugin {plugin} raised SystemExit({code!r}) while loading", plugin=plugin
+        )
+        self.code = code
 
 
 class ServiceError(HeaderlockError):
@@ -323,6 +339,16 @@ class RecordingRunError(CheckFailed):
         self.scenario = scenario
 
 
+class ScenarioRunError(CheckFailed):
+    """A scenario's run did not complete: its agent or a plugin raised (an exception,
+    ``SystemExit``, ``RecursionError``) or an agent entry outlived its ``turn_timeout``.
+    The scenario fails, the others still run, and nothing is written."""
+
+    def __init__(self, message: str, *, scenario: str) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+
+
 # -- wire capture ----------------------------------------------------------------------
 
 
@@ -410,3 +436,31 @@ class WireMismatch(CheckFailed):
         super().__init__(message)
         self.path = path
         self.differences = tuple(differences)
+
+
+class NetworkSealedError(HeaderlockError, ConnectionRefusedError):
+    """A sealed wire lock (replay, or a scripted record) refused a request or a connection;
+    nothing was sent. ``host`` names where it would have gone."""
+
+    def __init__(self, message: str, *, host: str | None = None) -> None:
+        HeaderlockError.__init__(self, message)
+        self.host = host
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ScriptAmbiguityError(ConfigError):
+    """Requests that run at the same time took positional scripted replies that differ:
+    which request got which reply was a race. ``requests`` are their numbers."""
+
+    def __init__(self, message: str, *, requests: Sequence[int] = ()) -> None:
+        super().__init__(message, key="script")
+        self.requests = tuple(requests)
+
+
+class WireOwnershipError(ConfigError):
+    """A request was sent by code that no open wire lock owns while several are open."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, key="lock")

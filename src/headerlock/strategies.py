@@ -10,23 +10,11 @@ from headerlock._facade import facade as _facade
 if _typing.TYPE_CHECKING:
     from headerlock.testing.order.strategies import (
         invalid_tool_orders as invalid_tool_orders,
-    )
-    from headerlock.testing.order.strategies import (
         load_schedules as load_schedules,
-    )
-    from headerlock.testing.order.strategies import (
         registration_orders as registration_orders,
-    )
-    from headerlock.testing.order.strategies import (
         tool_names as tool_names,
-    )
-    from headerlock.testing.order.strategies import (
         tool_orders as tool_orders,
-    )
-    from headerlock.testing.order.strategies import (
         tool_schemas as tool_schemas,
-    )
-    from headerlock.testing.order.strategies import (
         tool_sets as tool_sets,
     )
 

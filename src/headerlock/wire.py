@@ -23,50 +23,38 @@ from headerlock._facade import facade as _facade
 
 if _typing.TYPE_CHECKING:
     from headerlock.errors import (
+        NetworkSealedError as NetworkSealedError,
+        ScriptAmbiguityError as ScriptAmbiguityError,
         ScriptExhaustedError as ScriptExhaustedError,
-    )
-    from headerlock.errors import (
         WireMismatch as WireMismatch,
-    )
-    from headerlock.errors import (
         WireOrderError as WireOrderError,
-    )
-    from headerlock.errors import (
         WireRecordingError as WireRecordingError,
     )
     from headerlock.runtime.wire_tools import (
         order_wire_tools as order_wire_tools,
     )
     from headerlock.testing.wire.lock import (
-        WireHeader as WireHeader,
-    )
-    from headerlock.testing.wire.lock import (
         WireLock as WireLock,
-    )
-    from headerlock.testing.wire.lock import (
-        WireRequest as WireRequest,
-    )
-    from headerlock.testing.wire.lock import (
-        WireRun as WireRun,
-    )
-    from headerlock.testing.wire.lock import (
         lock as lock,
     )
     from headerlock.testing.wire.order import (
         assert_order_invariant as assert_order_invariant,
-    )
-    from headerlock.testing.wire.order import (
         assert_order_invariant_async as assert_order_invariant_async,
     )
     from headerlock.testing.wire.recipes import (
         order_by_name as order_by_name,
-    )
-    from headerlock.testing.wire.recipes import (
         pydantic_ai_prepare_tools as pydantic_ai_prepare_tools,
+    )
+    from headerlock.testing.wire.run import (
+        WireHeader as WireHeader,
+        WireRequest as WireRequest,
+        WireRun as WireRun,
     )
 
 _PUBLIC = {
     "headerlock.errors": (
+        "NetworkSealedError",
+        "ScriptAmbiguityError",
         "ScriptExhaustedError",
         "WireMismatch",
         "WireOrderError",
@@ -74,10 +62,7 @@ _PUBLIC = {
     ),
     "headerlock.runtime.wire_tools": ("order_wire_tools",),
     "headerlock.testing.wire.lock": (
-        "WireHeader",
         "WireLock",
-        "WireRequest",
-        "WireRun",
         "lock",
     ),
     "headerlock.testing.wire.order": (
@@ -87,6 +72,11 @@ _PUBLIC = {
     "headerlock.testing.wire.recipes": (
         "order_by_name",
         "pydantic_ai_prepare_tools",
+    ),
+    "headerlock.testing.wire.run": (
+        "WireHeader",
+        "WireRequest",
+        "WireRun",
     ),
 }
 

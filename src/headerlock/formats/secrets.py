@@ -1,10 +1,11 @@
 """Which values are secrets: they become ``<<secret>>`` in every recording.
 
-The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``,
-of the variables named in ``HEADERLOCK_REDACT_ENV`` and of those registered with
-``redact_env`` (the pytest ini option ``headerlock_redact_env``, ``headerlock
-record --redact-env``), and of the request headers ``authorization``,
-``x-api-key`` and ``api-key``. Values shorter than ``MIN_SECRET_LENGTH``
+The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
+``GEMINI_API_KEY`` and ``GOOGLE_API_KEY``, of the variables named in
+``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
+pytest ini option ``headerlock_redact_env``, ``headerlock record
+--redact-env``), and of the request headers ``authorization``, ``x-api-key``,
+``api-key`` and ``x-goog-api-key``. Values shorter than ``MIN_SECRET_LENGTH``
 characters are never secrets: scrubbing a common word everywhere helps no one.
 """
 
@@ -17,8 +18,14 @@ from typing import Final
 
 from headerlock.errors import ConfigError
 
-SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key")
-DEFAULT_SECRET_ENV: Final = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+DEFAULT_SECRET_ENV: Final = (
+    "HEADERLOCK_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
 """Names more environment variables whose values are secrets (comma- or space-separated)."""
 MIN_SECRET_LENGTH: Final = 8

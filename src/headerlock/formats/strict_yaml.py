@@ -154,7 +154,7 @@ class _Frame:
         self.start = start
 
 
-def _build(next_event: Callable[[], Any]) -> Any:
+def _build(next_event: Callable[[], Any], max_depth: int = MAX_DEPTH) -> Any:
     """Plain data from a stream of parser events, refusing what strict YAML refuses.
 
     Equal strings share one object (keys and values repeat across a recording's
@@ -199,8 +199,8 @@ def _build(next_event: Callable[[], Any]) -> Any:
                 raise _Refused("anchors and aliases are not allowed", _line(event))
             if event.tag not in (_MAP_TAGS if mapping else _SEQ_TAGS):
                 raise _Refused(_tag_problem(event.tag), _line(event))
-            if len(stack) >= MAX_DEPTH:
-                raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", _line(event))
+            if len(stack) >= max_depth:
+                raise _Refused(f"nesting deeper than {max_depth} levels", _line(event))
             stack.append(_Frame(event, mapping=mapping))
             continue
         elif kind is mapping_end:
@@ -282,13 +282,15 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
+def loads(
+    text: str, *, path: str = "<string>", pure: bool = False, max_depth: int = MAX_DEPTH
+) -> Any:
     """Parse YAML text strictly; errors are ``YamlError`` naming ``path`` and the line."""
     parser: Any = None
     try:
         parser = yaml.SafeLoader(text) if pure or not YAML_C else _Parser(text)
         with paused_gc():
-            return _build(parser.get_event)
+            return _build(parser.get_event, max_depth)
     except _Refused as error:
         line = error.line + 1 if error.line is not None else None
         raise YamlError(str(error), path=path, line=line) from None
@@ -305,7 +307,7 @@ def loads(text: str, *, path: str = "<string>", pure: bool = False) -> Any:
         line = text.count("\n", 0, error.start) + 1
         raise YamlError(_surrogate(text[error.start]), path=path, line=line) from None
     except RecursionError:
-        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
+        raise YamlError(f"nesting deeper than {max_depth} levels", path=path) from None
     finally:
         if parser is not None:
             parser.dispose()

@@ -3,35 +3,37 @@
 Canonical YAML with ``kind: wire`` and a format ``version``. Each entry holds
 the request's api and path (never the host), its config, system and tools
 (``<<system>>``/``<<tools>>`` plus sorted ``tool_names`` when unpinned; as sent,
-with the raw ``prefix`` text, when pinned), ``prefix_sha256``, the messages with
-ids tokenized, and the response: status, content type and a ``json`` body, a
-``text`` body or the server-sent ``events``.
+with the raw ``prefix`` text and its ``prefix_sha256``, when pinned), the messages
+with ids tokenized, and the response: status, content type and a ``json`` body, a
+``text`` body or the server-sent ``events``. ``http:`` keeps the other traffic
+(``wire_http``). An unpinned entry keeps only what replay compares: no prefix hash
+(older files that have one are read and the hash dropped).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Final, NoReturn
 
-from headerlock.errors import WireRecordingError, YamlError
+from headerlock.errors import OutputFileError, WireRecordingError, YamlError
 from headerlock.formats import placeholders
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.strict_yaml import loads, read_text
+from headerlock.formats.wire_http import HttpEntry, read_http_entry
+from headerlock.formats.wire_response import BODY_KINDS, BodyKind, SseEvent, WireResponse
 from headerlock.runtime.canonical import code_unit_key
 
 WIRE_FORMAT_VERSION: Final = 1
 WIRE_KIND: Final = "wire"
-APIS: Final = ("anthropic.messages", "openai.chat", "openai.responses")
-SSE_MEDIA_TYPE: Final = "text/event-stream"
-
-BodyKind = Literal["json", "text", "events"]
-_BODY_KINDS: Final[tuple[BodyKind, ...]] = ("events", "json", "text")
-_TOP_KEYS: Final = ("kind", "pinned", "requests", "version")
+_TOP_KEYS: Final = ("http", "kind", "pinned", "requests", "version")
+WIRE_MAX_BYTES: Final = 256 * 1024 * 1024
+"""The size limit of a wire recording (vision requests carry megabytes of base64)."""
+WIRE_MAX_DEPTH: Final = 400
+"""The nesting limit of a wire recording (pinned tool schemas nest deeply)."""
 _ENTRY_KEYS: Final = (
     "api",
     "config",
@@ -45,113 +47,9 @@ _ENTRY_KEYS: Final = (
     "tools",
 )
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
-_LINE: Final = re.compile(r"\r\n|\r|\n")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-@dataclass(frozen=True, slots=True)
-class SseEvent:
-    """One server-sent event: its ``data`` (parsed JSON when ``is_json``), name and id."""
-
-    data: Any
-    is_json: bool
-    event: str | None = None
-    id: str | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        """Plain data: ``json`` or ``text``, plus ``event``/``id`` when set."""
-        data: dict[str, Any] = {"json" if self.is_json else "text": self.data}
-        if self.event is not None:
-            data["event"] = self.event
-        if self.id is not None:
-            data["id"] = self.id
-        return data
-
-    def render(self) -> str:
-        """The event as SSE text, ending in a blank line."""
-        head = "" if self.event is None else f"event: {self.event}\n"
-        head += "" if self.id is None else f"id: {self.id}\n"
-        text = _dumps(self.data) if self.is_json else str(self.data)
-        return head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n"
-
-
-def parse_sse(text: str) -> tuple[SseEvent, ...]:
-    """The events of an SSE stream (comments and ``retry`` dropped, data lines joined)."""
-    events: list[SseEvent] = []
-    data: list[str] = []
-    name: str | None = None
-    event_id: str | None = None
-    for line in [*_LINE.split(text), ""]:
-        if not line:
-            if data:
-                events.append(_event("\n".join(data), name, event_id))
-            data, name, event_id = [], None, None
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            name = value
-        elif field == "id":
-            event_id = value
-    return tuple(events)
-
-
-def _event(text: str, name: str | None, event_id: str | None) -> SseEvent:
-    try:
-        return SseEvent(json.loads(text), True, name, event_id)
-    except ValueError:
-        return SseEvent(text, False, name, event_id)
-
-
-def _is_json_type(content_type: str | None) -> bool:
-    media = (content_type or "").split(";")[0].strip().lower()
-    return media == "application/json" or media.endswith("+json")
-
-
-@dataclass(frozen=True, slots=True)
-class WireResponse:
-    """A decoded HTTP answer: status, content type and the body as ``kind`` says."""
-
-    status: int
-    content_type: str | None
-    kind: BodyKind
-    body: Any
-
-    @classmethod
-    def from_http(cls, status: int, content_type: str | None, body: bytes) -> WireResponse:
-        """Parse a decoded body: SSE events, JSON data, or text."""
-        text = body.decode("utf-8", errors="replace")
-        media = (content_type or "").split(";")[0].strip().lower()
-        if media == SSE_MEDIA_TYPE:
-            return cls(status, content_type, "events", parse_sse(text))
-        if _is_json_type(content_type):
-            try:
-                return cls(status, content_type, "json", json.loads(text))
-            except ValueError:
-                pass
-        return cls(status, content_type, "text", text)
-
-    def to_http(self) -> tuple[int, str | None, bytes]:
-        """Status, content type and body bytes to hand back to a client."""
-        if self.kind == "events":
-            text = "".join(event.render() for event in self.body)
-        elif self.kind == "json":
-            text = _dumps(self.body)
-        else:
-            text = self.body
-        return self.status, self.content_type, text.encode()
-
-    def to_data(self) -> dict[str, Any]:
-        """Plain data for the recording."""
-        body = [e.to_data() for e in self.body] if self.kind == "events" else self.body
-        return {"status": self.status, "content_type": self.content_type, self.kind: body}
+_API_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
+"""The form of a model api name, ``provider.endpoint``; which names exist is the
+wire registry's to say (``testing/wire/apis``), passed in as ``apis``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +75,7 @@ class WireEntry:
     system: Any
     tools: Any
     tool_names: tuple[str, ...]
-    prefix_sha256: str
+    prefix_sha256: str | None
     messages: Any
     prefix: WirePrefix | None = None
     response: WireResponse | None = None
@@ -191,9 +89,10 @@ class WireEntry:
             "system": self.system,
             "tools": self.tools,
             "tool_names": list(self.tool_names),
-            "prefix_sha256": self.prefix_sha256,
             "messages": self.messages,
         }
+        if self.prefix_sha256 is not None:
+            data["prefix_sha256"] = self.prefix_sha256
         if self.prefix is not None:
             data["prefix"] = {"tools": self.prefix.tools, "system": self.prefix.system}
         return data
@@ -208,19 +107,24 @@ class WireEntry:
 
 @dataclass(frozen=True, slots=True)
 class WireRecording:
-    """A whole wire recording: whether it is pinned, and its requests in order."""
+    """A whole wire recording: whether it is pinned, its model requests in order, and
+    the other HTTP traffic (``http``)."""
 
     pinned: bool
     requests: tuple[WireEntry, ...]
+    http: tuple[HttpEntry, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
-        """Plain data."""
-        return {
+        """Plain data (``http`` only when there was other traffic)."""
+        data: dict[str, Any] = {
             "kind": WIRE_KIND,
             "version": WIRE_FORMAT_VERSION,
             "pinned": self.pinned,
             "requests": [entry.to_data() for entry in self.requests],
         }
+        if self.http:
+            data["http"] = [entry.to_data() for entry in self.http]
+        return data
 
     def to_text(self) -> str:
         """Canonical YAML text."""
@@ -238,8 +142,9 @@ def sorted_names(names: Sequence[str]) -> tuple[str, ...]:
 class _Reader:
     """Validates loaded data; every error names the file and the key."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, apis: Collection[str] | None) -> None:
         self.path = path
+        self.apis = None if apis is None else sorted(apis)
 
     def fail(self, key: str, message: str) -> NoReturn:
         raise WireRecordingError(message, path=self.path, key=key)
@@ -287,16 +192,25 @@ class _Reader:
         entries = tuple(
             self.entry(item, f"requests[{n}]", pinned) for n, item in enumerate(requests)
         )
-        return WireRecording(pinned, entries)
+        http = top.get("http", [])
+        if not isinstance(http, list):
+            self.fail("http", "must be a list")
+        other = tuple(
+            read_http_entry(item, f"http[{n}]", self.fail, self.response)
+            for n, item in enumerate(http)
+        )
+        return WireRecording(pinned, entries, other)
 
     def entry(self, value: Any, key: str, pinned: bool) -> WireEntry:
         data = self.mapping(value, key, _ENTRY_KEYS)
-        for name in ("api", "path", "config", "system", "tools", "tool_names", "prefix_sha256"):
+        for name in ("api", "path", "config", "system", "tools", "tool_names"):
             self.need(data, name, key)
         self.need(data, "messages", key)
         api = self.str_(data["api"], f"{key}.api")
-        if api not in APIS:
-            self.fail(f"{key}.api", f"unknown api {api!r}; expected one of {', '.join(APIS)}")
+        if self.apis is not None and api not in self.apis:
+            self.fail(f"{key}.api", f"unknown api {api!r}; expected one of {', '.join(self.apis)}")
+        if not _API_NAME.fullmatch(api):
+            self.fail(f"{key}.api", f"unknown api {api!r}; an api is named provider.endpoint")
         path = self.str_(data["path"], f"{key}.path")
         if not path.startswith("/"):
             self.fail(f"{key}.path", f"must be a path starting with '/', got {path!r}")
@@ -308,9 +222,11 @@ class _Reader:
             self.fail(f"{key}.tool_names", "must be a list of strings")
         if list(sorted_names(names)) != names:
             self.fail(f"{key}.tool_names", "must be sorted (code-unit order)")
-        sha = self.str_(data["prefix_sha256"], f"{key}.prefix_sha256")
-        if not _SHA256.fullmatch(sha):
-            self.fail(f"{key}.prefix_sha256", "must be 64 lowercase hex digits")
+        sha = None
+        if pinned:
+            sha = self.str_(self.need(data, "prefix_sha256", key), f"{key}.prefix_sha256")
+            if not _SHA256.fullmatch(sha):
+                self.fail(f"{key}.prefix_sha256", "must be 64 lowercase hex digits")
         system, tools = data["system"], data["tools"]
         prefix = self.prefix(data, key, pinned)
         if not pinned:
@@ -352,7 +268,7 @@ class _Reader:
         content_type = self.str_(
             self.need(data, "content_type", key), f"{key}.content_type", optional=True
         )
-        kinds: list[BodyKind] = [k for k in _BODY_KINDS if k in data]
+        kinds: list[BodyKind] = [k for k in BODY_KINDS if k in data]
         if len(kinds) != 1:
             self.fail(key, "needs exactly one of events, json or text")
         kind = kinds[0]
@@ -377,9 +293,15 @@ class _Reader:
         return SseEvent(data[kinds[0]], kinds[0] == "json", name, event_id)
 
 
-def wire_recording_from_data(data: Any, *, path: str) -> WireRecording:
-    """Validate loaded data; a ``WireRecordingError`` names the file and the key."""
-    return _Reader(path).recording(data)
+def wire_recording_from_data(
+    data: Any, *, path: str, apis: Collection[str] | None = None
+) -> WireRecording:
+    """Validate loaded data; a ``WireRecordingError`` names the file and the key.
+
+    ``apis`` are the model api names an entry may have (the wire registry's);
+    without them, only the form ``provider.endpoint`` is checked.
+    """
+    return _Reader(path, apis).recording(data)
 
 
 def is_wire_data(data: Any) -> bool:
@@ -387,25 +309,50 @@ def is_wire_data(data: Any) -> bool:
     return isinstance(data, Mapping) and data.get("kind") == WIRE_KIND
 
 
-def parse_wire_recording(text: str, *, path: str) -> WireRecording:
+def parse_wire_recording(
+    text: str, *, path: str, apis: Collection[str] | None = None
+) -> WireRecording:
     """Parse and validate wire recording text."""
     try:
-        data = loads(text, path=path)
+        data = loads(text, path=path, max_depth=WIRE_MAX_DEPTH)
     except YamlError as error:
         where = f"line {error.line}" if error.line else None
         raise WireRecordingError(error.reason, path=path, key=where) from None
-    return wire_recording_from_data(data, path=path)
+    return wire_recording_from_data(data, path=path, apis=apis)
 
 
-def load_wire_recording(path: Path) -> WireRecording:
+def load_wire_recording(path: Path, *, apis: Collection[str] | None = None) -> WireRecording:
     """Read and validate the wire recording at ``path``."""
     try:
-        text = read_text(path, missing="no such wire recording")
+        text = read_text(path, max_bytes=WIRE_MAX_BYTES, missing="no such wire recording")
     except YamlError as error:
         raise WireRecordingError(error.reason, path=str(path)) from None
-    return parse_wire_recording(text, path=str(path))
+    return parse_wire_recording(text, path=str(path), apis=apis)
 
 
 def save_wire_recording(recording: WireRecording, path: Path) -> None:
     """Write ``recording`` atomically (a reader sees the old file or the new one)."""
-    atomic_write(path, recording.to_text())
+    data = recording.to_data()
+    depth = nesting(data)
+    if depth > WIRE_MAX_DEPTH:  # what the reader would refuse is never written
+        raise OutputFileError(
+            f"nesting deeper than {WIRE_MAX_DEPTH} levels ({depth}); nothing written",
+            path=str(path),
+        )
+    atomic_write(path, dump(data), max_bytes=WIRE_MAX_BYTES)
+
+
+def nesting(value: Any) -> int:
+    """How many mappings and lists deep ``value`` nests (iteratively: any depth)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest

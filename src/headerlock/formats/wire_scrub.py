@@ -1,9 +1,9 @@
 """Scrubbing wire traffic: secrets become ``<<secret>>``, provider ids ``<<id:N>>``.
 
-Secrets are the values of the request headers ``authorization``, ``x-api-key``
-and ``api-key`` (with and without a ``Bearer`` prefix) and of listed environment
-variables; a user ``redact`` callable scrubs any string further. Ids are numbered
-by first appearance, so the same traffic always gets the same tokens.
+Secrets are the values of the request headers ``secrets.SECRET_HEADERS`` names
+(with and without a ``Bearer`` prefix) and of listed environment variables; a
+user ``redact`` callable scrubs any string further. Ids are numbered by first
+appearance, so the same traffic always gets the same tokens.
 """
 
 from __future__ import annotations
@@ -11,12 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
 from headerlock.formats.secrets import MIN_SECRET_LENGTH
 
 MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
+
+CREDENTIAL_WORDS: Final = ("key", "token", "secret", "auth", "sig", "password")
+"""A header or query parameter whose name holds one of these carries a credential."""
 
 Redact = Callable[[str], str]
 
@@ -44,6 +48,20 @@ class Scrubber:
             if secret in text:
                 text = text.replace(secret, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
+
+    def query(self, query: str) -> str:
+        """A URL query with secrets scrubbed, and every value of a parameter whose name
+        says it holds a credential (``key``, ``token``, ``secret``, ``auth``, ``sig``)."""
+        if not query:
+            return query
+        parts = []
+        for pair in query.split("&"):
+            name, sep, value = pair.partition("=")
+            lowered = unquote_plus(name).lower()
+            if sep and value and any(word in lowered for word in CREDENTIAL_WORDS):
+                value = placeholders.SECRET
+            parts.append(self.text(name) + sep + self.text(value))
+        return "&".join(parts)
 
     def data(self, value: Any) -> Any:
         """A copy of plain data with every string value scrubbed (keys are kept)."""

@@ -100,6 +100,8 @@ def config_error(error: ValidationError, source: str) -> ConfigError:
         message = f"{source}: unknown key {key!r}"
     elif first["type"] == "missing":
         message = f"{source}: missing required key {key!r}"
+    elif first["type"] == "value_error":  # a validator's own message names the value
+        message = f"{source}: {key}: {str(first['msg']).removeprefix('Value error, ')}"
     else:
         message = f"{source}: {key}: {first['msg']} (got {first.get('input')!r})"
     return ConfigError(message, key=key)

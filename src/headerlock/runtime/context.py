@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 
 from headerlock.errors import (
     PluginError,
+    PluginExitError,
     PluginTimeoutError,
     ServiceConflictError,
     ServiceNotFoundError,
@@ -201,6 +202,9 @@ class Context:
                     f"plugin {label} takes no config, but config was given", plugin=label
                 )
             await _call_plugin(plugin, (child, config) if takes_config else (child,), timeout)
+        except SystemExit as stop:  # the plugin's failure, not an exit (it would end the loop)
+            child.dispose()
+            raise PluginExitError(label, code=stop.code) from None
         except BaseException:
             child.dispose()
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import os
@@ -48,7 +49,7 @@ def resolve_plugin(path: str) -> Plugin:
         ) from None
     except (Exception, SystemExit) as error:
         raise PluginError(
-            f"plugin {path!r}: importing {module_name!r} failed: {_describe(error)}", plugin=path
+            f"plugin {path!r}: importing {module_name!r} failed: {describe_error(error)}", plugin=path
         ) from None
     for part in attribute.split("."):
         try:
@@ -72,15 +73,27 @@ _checked: dict[str, tuple[object, object]] = {}
 signatures: resolving a scenario's plugins for every run need not repeat it)."""
 
 
-def _check_plugin(path: str, module_name: str, target: Callable[..., object]) -> None:
-    """Refuse built-ins, standard-library callables and callables that cannot take a context."""
+def foreign_reason(module_name: str, target: object) -> str | None:
+    """Why ``target`` (found in ``module_name``) is not project code: ``"is a built-in
+    function"`` or ``"comes from the Python standard library"``; ``None`` when it is.
+    The one guard of everything a fixture names to be called (``plugins:``, ``entry:``)."""
+    while isinstance(target, functools.partial):
+        target = target.func
     if isinstance(target, _BUILTIN_TYPES):
-        reason = "is a built-in function, not a plugin"
-    elif _is_stdlib(module_name) or (
+        return "is a built-in function"
+    if _is_stdlib(module_name) or (
         (inspect.isfunction(target) or inspect.isclass(target))
         and _is_stdlib(getattr(target, "__module__", None) or "")
     ):
-        reason = "comes from the Python standard library, not a plugin"
+        return "comes from the Python standard library"
+    return None
+
+
+def _check_plugin(path: str, module_name: str, target: Callable[..., object]) -> None:
+    """Refuse built-ins, standard-library callables and callables that cannot take a context."""
+    foreign = foreign_reason(module_name, target)
+    if foreign is not None:
+        reason = f"{foreign}, not a plugin"
     else:
         try:
             signature = inspect.signature(target)
@@ -121,13 +134,15 @@ def _is_stdlib(module_name: str) -> bool:
     return location.is_relative_to(_STDLIB) and not packages
 
 
-def _describe(error: BaseException) -> str:
-    """``Type: message (file:line)`` of an exception raised while importing a plugin."""
+def describe_error(error: BaseException) -> str:
+    """``Type: message (file:line)`` of an exception raised by a plugin (or while importing
+    one): where the user's code raised it, in one line."""
     if isinstance(error, SyntaxError):
         return f"SyntaxError: {error.msg} ({Path(error.filename or '?').name}:{error.lineno})"
     frames = traceback.extract_tb(error.__traceback__)
     where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
+    text = str(error).replace("\n", " ")
+    return f"{type(error).__name__}: {text}{where}" if text else f"{type(error).__name__}{where}"
 
 
 def add_import_root(root: Path) -> Callable[[], None]:

@@ -2,12 +2,15 @@
 
 An agent that passes its tools through :func:`order_wire_tools` before each
 request sends the same bytes whatever order its framework registered them in.
+:func:`wire_tool_name` is the one way a tool on the wire is named, here and in
+the wire capture.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from headerlock.errors import WireToolError
 from headerlock.runtime.canonical import canonical_json, code_unit_key
@@ -19,17 +22,28 @@ from headerlock.runtime.tool_order import (
 )
 
 _SCALARS = (str, int, float, bool, type(None))
+GEMINI_DECLARATIONS: Final = ("functionDeclarations", "function_declarations")
+"""The keys a Gemini ``tools[]`` entry lists its function declarations under (the REST
+API's camelCase, which the SDK sends, and the SDK's own snake_case)."""
 
 
-def wire_tool_name(tool: Any, index: int = 0) -> str:
-    """The name of an OpenAI chat, OpenAI responses or Anthropic tool dict.
+def wire_tool_name(
+    tool: Any, index: int = 0, *, strict: bool = True, where: str | None = None
+) -> str:
+    """The name of one tool on the wire, in any model API's shape.
 
     OpenAI chat: ``{"type": "function", "function": {"name": ...}}``; OpenAI
     responses: ``{"type": "function", "name": ...}``; Anthropic:
-    ``{"name": ..., "input_schema": ...}`` (or a named server tool). Raises
-    ``WireToolError`` naming ``tools[index]`` for any other shape.
+    ``{"name": ..., "input_schema": ...}`` (or a named server tool); Gemini: one
+    function declaration ``{"name": ..., "parameters": ...}`` of a ``tools[]``
+    entry. ``strict`` (what ordering needs) raises ``WireToolError`` naming
+    ``where`` (default ``tools[index]``) for any other shape. Otherwise (naming
+    what a request sent) a built-in tool is named by its ``type``, or by its only
+    key (Gemini's ``{"googleSearch": {}}``), and anything else is ``"?"``.
     """
-    where = f"tools[{index}]"
+    if not strict:
+        return _sent_name(tool)
+    where = where or f"tools[{index}]"
     if not isinstance(tool, Mapping):
         raise WireToolError(
             f"{where}: expected a tool dict, got {type(tool).__name__}", index=index
@@ -46,11 +60,26 @@ def wire_tool_name(tool: Any, index: int = 0) -> str:
         name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise WireToolError(
-            f"{where}: not an OpenAI chat, OpenAI responses or Anthropic tool"
+            f"{where}: not an OpenAI chat, OpenAI responses, Anthropic or Gemini tool"
             f" (no name); keys: {', '.join(sorted(map(str, tool)))}",
             index=index,
         )
     return name
+
+
+def _sent_name(tool: Any) -> str:
+    if not isinstance(tool, Mapping):
+        return "?"
+    function = tool.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        return str(function["name"])
+    for key in ("name", "type"):
+        if isinstance(tool.get(key), str):
+            return str(tool[key])
+    if len(tool) == 1:
+        (only,) = tool
+        return str(only)
+    return "?"
 
 
 def _canonical(value: Any, where: str, index: int, name: str) -> Any:
@@ -79,6 +108,76 @@ def _canonical(value: Any, where: str, index: int, name: str) -> Any:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Named:
+    """One tool to place: its sort key, name, canonical dict, and whether it is a
+    Gemini function declaration (regrouped into a ``tools[]`` entry afterwards)."""
+
+    key: tuple[bytes, str]
+    name: str
+    tool: dict[str, Any]
+    declaration: bool = False
+
+
+def _named(tool: Any, index: int, *, name: str | None = None, where: str | None = None) -> _Named:
+    """``tool`` with its name (``name``, else its wire name) and canonical form; a
+    Gemini declaration when ``where`` says where it sits."""
+    name = name if name is not None else wire_tool_name(tool, index, where=where)
+    canonical = _canonical(tool, "", index, name)
+    declaration = where is not None
+    return _Named((code_unit_key(name), canonical_json(canonical)), name, canonical, declaration)
+
+
+def _declarations_key(tools: Sequence[Any]) -> str | None:
+    """The key Gemini entries list their declarations under; ``None`` for other APIs."""
+    for tool in tools:
+        if isinstance(tool, Mapping):
+            for key in GEMINI_DECLARATIONS:
+                if key in tool:
+                    return key
+    return None
+
+
+def _gemini_tools(tools: Sequence[Any]) -> list[_Named]:
+    """Every function declaration and every built-in tool (``{"googleSearch": {}}``,
+    named by its key) of a Gemini ``tools`` list."""
+    named: list[_Named] = []
+    for index, entry in enumerate(tools):
+        if not isinstance(entry, Mapping):
+            raise WireToolError(
+                f"tools[{index}]: expected a tool dict, got {type(entry).__name__}", index=index
+            )
+        for key, value in entry.items():
+            where = f"tools[{index}].{key}"
+            if key not in GEMINI_DECLARATIONS:
+                named.append(_named({key: value}, index, name=str(key)))
+                continue
+            if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+                raise WireToolError(
+                    f"{where}: expected a list of function declarations,"
+                    f" got {type(value).__name__}",
+                    index=index,
+                )
+            named += [_named(d, index, where=f"{where}[{n}]") for n, d in enumerate(value)]
+    return named
+
+
+def _regroup(ordered: Sequence[_Named], key: str) -> list[dict[str, Any]]:
+    """Gemini ``tools[]`` entries: each run of declarations in one entry, built-ins alone."""
+    entries: list[dict[str, Any]] = []
+    group: list[dict[str, Any]] | None = None
+    for item in ordered:
+        if not item.declaration:
+            entries.append(item.tool)
+            group = None
+        elif group is not None:
+            group.append(item.tool)
+        else:
+            group = [item.tool]
+            entries.append({key: group})
+    return entries
+
+
 def order_wire_tools(
     tools: Sequence[Mapping[str, Any]],
     tool_order: Sequence[str] | None = None,
@@ -93,25 +192,30 @@ def order_wire_tools(
     are ordered by their canonical JSON. Lists inside a schema keep their
     order. ``known_names`` (default: the names in ``tools``) are the names a
     ``tool_order`` entry may list, e.g. every tool of an agent when a step
-    sends only some. Raises ``WireToolError`` for an unknown tool shape and
-    ``ToolOrderError`` for a malformed or unsatisfiable ``tool_order``.
+    sends only some. Gemini tools (entries with ``functionDeclarations``) are
+    ordered by declaration: the result holds each run of declarations in one
+    entry and each built-in tool (named by its key) in its own. Raises
+    ``WireToolError`` for an unknown tool shape and ``ToolOrderError`` for a
+    malformed or unsatisfiable ``tool_order``.
     """
     policy = validate_tool_order(tool_order)
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise WireToolError(f"tools must be a list of tool dicts, got {type(tools).__name__}")
-    named: list[tuple[bytes, str, str, dict[str, Any]]] = []
-    for index, tool in enumerate(tools):
-        name = wire_tool_name(tool, index)
-        canonical = _canonical(tool, "", index, name)
-        named.append((code_unit_key(name), canonical_json(canonical), name, canonical))
-    names = [entry[2] for entry in named]
+    gemini = _declarations_key(tools)
+    if gemini is not None:
+        named = _gemini_tools(tools)
+    else:
+        named = [_named(tool, index) for index, tool in enumerate(tools)]
+    names = [item.name for item in named]
     reject_reserved_name(names)
-    named.sort(key=lambda entry: entry[:2])
-    if policy is None:
-        return [tool for *_, tool in named]
-    reject_unregistered(policy, names if known_names is None else known_names)
-    by_entry: dict[str, list[dict[str, Any]]] = {entry: [] for entry in policy}
-    rest = by_entry[TOOL_ORDER_REST]
-    for _, _, name, tool in named:
-        by_entry.get(name, rest).append(tool)
-    return [tool for entry in policy for tool in by_entry[entry]]
+    named.sort(key=lambda item: item.key)
+    if policy is not None:
+        reject_unregistered(policy, names if known_names is None else known_names)
+        by_entry: dict[str, list[_Named]] = {entry: [] for entry in policy}
+        rest = by_entry[TOOL_ORDER_REST]
+        for item in named:
+            by_entry.get(item.name, rest).append(item)
+        named = [item for entry in policy for item in by_entry[entry]]
+    if gemini is not None:
+        return _regroup(named, gemini)
+    return [item.tool for item in named]

@@ -8,6 +8,7 @@ key is never logged, recorded or put in an error message.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -88,6 +89,23 @@ def wire_body(request: ModelRequest, model: str | None = None) -> dict[str, Any]
     return dict(sorted_keys(body))
 
 
+def env_seconds(env: Mapping[str, str], name: str, *, default: float) -> float:
+    """The seconds in environment variable ``name`` (``default`` when unset or empty): a
+    positive finite number, else a ``ConfigError`` naming the variable and the value."""
+    raw = env.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(
+            f"{name} must be a positive finite number of seconds, got {raw!r}", key=name
+        )
+    return value
+
+
 @dataclass(slots=True)
 class _PartialCall:
     id: str = ""
@@ -144,13 +162,7 @@ class OpenAICompatAdapter:
                 f" {ENV_BASE_URL} (and {ENV_API_KEY}) for a live OpenAI-compatible endpoint",
                 key=ENV_BASE_URL,
             )
-        raw_timeout = env.get(ENV_TIMEOUT, "60")
-        try:
-            timeout = float(raw_timeout)
-        except ValueError:
-            raise ConfigError(
-                f"{ENV_TIMEOUT} must be a number of seconds, got {raw_timeout!r}", key=ENV_TIMEOUT
-            ) from None
+        timeout = env_seconds(env, ENV_TIMEOUT, default=60.0)
         source = next((name for name in (ENV_API_KEY, ENV_OPENAI_API_KEY) if env.get(name)), None)
         if source == ENV_API_KEY:
             said = f"API key from {ENV_API_KEY}"

@@ -9,6 +9,10 @@ line per line of its input and answers each with one JSON line
 worker: the run still starts from a fresh process state (a scenario's own
 plugin modules are imported by the child, never kept), it only skips the
 imports. Where ``os.fork`` is missing, ``flakes`` starts one process per run.
+
+Every worker leads a process group of its own: at a run's timeout (or Ctrl-C) the
+whole group ends, the run's own children included, even one that keeps the answer
+pipe open; answers are read with a deadline, never waiting for the pipe to close.
 """
 
 from __future__ import annotations
@@ -17,13 +21,17 @@ import importlib
 import io
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any, Final, TextIO
 
@@ -34,6 +42,13 @@ RunOnce = Callable[[list[str]], tuple[int, str, str]]
 
 FORKS: Final = hasattr(os, "fork")
 """Whether runs can fork from a warmed worker (otherwise each run is a fresh process)."""
+
+RUN_TIMEOUT: Final = 300.0
+"""Seconds a run may take by default (``headerlock flakes --timeout``)."""
+MAX_RUNS: Final = 10_000
+"""The most runs per scenario ``headerlock flakes --runs`` accepts (one process each)."""
+_POLL: Final = 0.2
+"""How often a wait for an answer looks for a stop (Ctrl-C)."""
 
 
 def worker_command() -> list[str]:
@@ -48,10 +63,12 @@ class Worker:
     seed: int
     process: subprocess.Popen[str]
     errors: IO[str]
+    _pending: bytearray = field(default_factory=bytearray)
 
     @classmethod
     def start(cls, seed: int) -> Worker:
-        """Start the worker of ``seed`` (it imports while its caller prepares the runs)."""
+        """Start the worker of ``seed`` (it imports while its caller prepares the runs),
+        leading a process group of its own."""
         errors = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by close()
         try:
             process = subprocess.Popen(
@@ -62,11 +79,40 @@ class Worker:
                 stderr=errors,
                 text=True,
                 encoding="utf-8",
+                process_group=0,
             )
         except BaseException:
             errors.close()
             raise
         return cls(seed, process, errors)
+
+    def answer(self, deadline: float, stop: threading.Event) -> str | None:
+        """The next answer line; ``""`` once the worker's output ended; ``None`` at
+        ``deadline`` (``time.monotonic()``) or once ``stop`` is set."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while (end := self._pending.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or stop.is_set():
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, _POLL))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return ""
+            self._pending += chunk
+        line = bytes(self._pending[: end + 1])
+        del self._pending[: end + 1]
+        return line.decode("utf-8", "replace")
+
+    def end(self) -> int:
+        """End the worker's whole process group (its runs and their children) and
+        return the worker's exit code."""
+        if self.process.returncode is None:  # not reaped: its group id is still its own
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        return self.process.wait()
 
     def stderr(self) -> str:
         """What the worker wrote to its stderr so far."""
@@ -74,10 +120,8 @@ class Worker:
         return self.errors.read()
 
     def close(self) -> None:
-        """Stop the worker if it still runs; forget its stderr."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
+        """End the worker's process group; forget its stderr."""
+        self.end()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with suppress(OSError):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import queue
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -18,11 +18,11 @@ from headerlock.errors import HeaderlockError
 from headerlock.formats.explain import changed_paths, tool_order_changes
 from headerlock.formats.strict_yaml import loads
 from headerlock.runtime.plugins import subprocess_env
-from headerlock.testing.order.flake_worker import FORKS, Worker, worker_command
+from headerlock.testing.order.flake_worker import FORKS, MAX_RUNS, RUN_TIMEOUT, Worker
 from headerlock.testing.order.schedules import LoadSchedule, schedules
 from headerlock.testing.scenario.project import Project
 
-RUN_TIMEOUT = 300.0
+__all__ = ["MAX_RUNS", "RUN_TIMEOUT", "FlakeReport", "FlakeRun", "hunt", "seed_batches", "table"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,79 +82,131 @@ def run_once_command(project: Project, name: str, order: Sequence[int]) -> list[
 
 
 def _failed(name: str, seed: int, code: int, stderr: str) -> HeaderlockError:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    why = lines[-1].strip()[-2000:] if lines else "(nothing on stderr)"
+    return HeaderlockError(f"run of {name!r} (seed {seed}) failed with exit {code}: {why}")
+
+
+def _timed_out(name: str, seed: int, timeout: float) -> HeaderlockError:
     return HeaderlockError(
-        f"run of {name!r} (seed {seed}) failed with exit {code}: {stderr.strip()[-2000:]}"
+        f"run of {name!r} (seed {seed}) did not finish within {timeout:g}s (--timeout);"
+        " its processes were ended"
     )
 
 
-def _run(project: Project, name: str, seed: int, schedule: LoadSchedule) -> FlakeRun:
-    result = subprocess.run(
-        run_once_command(project, name, schedule.order),
-        env=subprocess_env(PYTHONHASHSEED=str(seed)),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+def _run(
+    project: Project, name: str, seed: int, schedule: LoadSchedule, timeout: float
+) -> FlakeRun:
+    try:
+        result = subprocess.run(
+            run_once_command(project, name, schedule.order),
+            env=subprocess_env(PYTHONHASHSEED=str(seed)),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise _timed_out(name, seed, timeout) from None
     if result.returncode != 0:
         raise _failed(name, seed, result.returncode, result.stderr)
     return FlakeRun(seed, schedule, result.stdout)
 
 
 Task = tuple[int, str, LoadSchedule]
-"""A run: its index among all runs, the scenario and its schedule."""
-Finished = Callable[[int, "FlakeRun | BaseException"], None]
+"""A run: its scenario's position among the reports, the scenario and its schedule."""
+Batch = tuple[int, list[Task]]
+"""Every run of one hash seed: the seed and one task per scenario."""
+Finished = Callable[[int, int, "FlakeRun | BaseException"], None]
+"""Called with a run's report position, seed and outcome."""
 
 
-def _seed_runs(
-    project: Project, seed: int, runs: Sequence[Task], finished: Finished, worker: Worker | None
-) -> None:
-    """Every run of one hash seed, each forked from one warmed worker (``flake_worker``)."""
-    commands = [run_once_command(project, name, schedule.order)[3:] for _, name, schedule in runs]
-    worker = worker or Worker.start(seed)
-    process = worker.process
-    assert process.stdin is not None and process.stdout is not None
-    timer: threading.Timer | None = None
-    try:
-        with suppress(BrokenPipeError):  # a worker that died at start: its stderr says why
-            process.stdin.write("".join(json.dumps(argv) + "\n" for argv in commands))
-            process.stdin.close()
-        for position, (index, name, schedule) in enumerate(runs):
-            timer = threading.Timer(RUN_TIMEOUT, process.kill)
-            timer.start()
-            line = process.stdout.readline()
-            timer.cancel()
-            if not line:
-                lost = _lost(worker, name, seed, commands[position])
-                for later, _, _ in runs[position:]:
-                    finished(later, lost)
-                return
-            code, output, stderr = json.loads(line)
-            run = FlakeRun(seed, schedule, output) if code == 0 else None
-            finished(index, run or _failed(name, seed, code, stderr))
-    finally:
-        if timer is not None:
-            timer.cancel()
-        worker.close()
+def seed_batches(project: Project, names: Sequence[str], *, runs: int) -> Iterator[Batch]:
+    """The runs, one batch per hash seed ``0..runs-1``, made only when asked for."""
+    plans = [
+        (name, schedules(runs, len(project.scenario(name).plugins), seed=name)) for name in names
+    ]
+    for seed in range(runs):
+        yield (
+            seed,
+            [
+                (position, name, plan[seed % len(plan)])
+                for position, (name, plan) in enumerate(plans)
+            ],
+        )
 
 
-def _lost(worker: Worker, name: str, seed: int, argv: list[str]) -> BaseException:
-    """Why a worker stopped answering: killed at the timeout, or it ended."""
-    code = worker.process.wait()
-    if code == -signal.SIGKILL:
-        return subprocess.TimeoutExpired([*worker_command(), *argv], RUN_TIMEOUT)
-    return _failed(name, seed, code, worker.stderr())
+@dataclass(slots=True)
+class _Hunt:
+    """What the threads running batches share: the timeout, the stop signal (Ctrl-C)
+    and the workers started early."""
 
+    project: Project
+    timeout: float
+    finished: Finished
+    workers: dict[int, Worker]
+    stop: threading.Event = field(default_factory=threading.Event)
+    guard: threading.Lock = field(default_factory=threading.Lock)
 
-def _one(
-    project: Project, index: int, name: str, seed: int, schedule: LoadSchedule, finished: Finished
-) -> None:
-    """One run in a fresh process (where runs cannot fork from a worker)."""
-    try:
-        outcome: FlakeRun | BaseException = _run(project, name, seed, schedule)
-    except (HeaderlockError, subprocess.SubprocessError, OSError) as error:
-        outcome = error
-    finished(index, outcome)
+    def take(self, batches: Iterator[Batch]) -> Batch | None:
+        with self.guard:
+            return None if self.stop.is_set() else next(batches, None)
+
+    def worker(self, seed: int) -> Worker:
+        with self.guard:
+            early = self.workers.pop(seed, None)
+        return early or Worker.start(seed)
+
+    def serve(self, batches: Iterator[Batch]) -> None:
+        """Run batches until none is left (or the hunt stops)."""
+        while (batch := self.take(batches)) is not None:
+            seed, runs = batch
+            if FORKS:
+                self.forked(seed, runs)
+            else:
+                for position, name, schedule in runs:
+                    self.fresh(position, name, seed, schedule)
+
+    def forked(self, seed: int, runs: Sequence[Task]) -> None:
+        """Every run of one seed, each forked from one warmed worker (``flake_worker``)."""
+        project = self.project
+        commands = [run_once_command(project, n, s.order)[3:] for _, n, s in runs]
+        worker = self.worker(seed)
+        process = worker.process
+        assert process.stdin is not None
+        try:
+            with suppress(BrokenPipeError):  # a worker that died at start: its stderr says why
+                process.stdin.write("".join(json.dumps(argv) + "\n" for argv in commands))
+                process.stdin.close()
+            for at, (position, name, schedule) in enumerate(runs):
+                line = worker.answer(time.monotonic() + self.timeout, self.stop)
+                if not line:
+                    lost: BaseException
+                    if line is None and self.stop.is_set():
+                        lost = KeyboardInterrupt()
+                    elif line is None:
+                        lost = _timed_out(name, seed, self.timeout)
+                    else:
+                        lost = _failed(name, seed, worker.end(), worker.stderr())
+                    worker.end()
+                    for later, _, _ in runs[at:]:
+                        self.finished(later, seed, lost)
+                    return
+                code, output, stderr = json.loads(line)
+                run = FlakeRun(seed, schedule, output) if code == 0 else None
+                self.finished(position, seed, run or _failed(name, seed, code, stderr))
+        finally:
+            worker.close()
+
+    def fresh(self, position: int, name: str, seed: int, schedule: LoadSchedule) -> None:
+        """One run in a fresh process (where runs cannot fork from a worker)."""
+        try:
+            outcome: FlakeRun | BaseException = _run(
+                self.project, name, seed, schedule, self.timeout
+            )
+        except (HeaderlockError, subprocess.SubprocessError, OSError) as error:
+            outcome = error
+        self.finished(position, seed, outcome)
 
 
 def hunt(
@@ -165,65 +217,55 @@ def hunt(
     jobs: int = 2,
     progress: Callable[[int, int], None] | None = None,
     workers: dict[int, Worker] | None = None,
+    timeout: float = RUN_TIMEOUT,
 ) -> list[FlakeReport]:
     """Run each scenario ``runs`` times (hash seeds 0..runs-1, varied orders), at most
-    ``jobs`` processes at a time. One worker per hash seed forks every run of that
-    seed (``headerlock.testing.order.flake_worker``; ``workers`` started earlier are taken
-    from the dict and used); the reports keep the runs in order."""
-    reports = []
-    tasks: list[tuple[FlakeReport, int, LoadSchedule]] = []
-    for name in names:
-        scenario = project.scenario(name)
-        report = FlakeReport(name, list(scenario.plugins))
-        reports.append(report)
-        plan = schedules(runs, len(report.plugins), seed=name)
-        for index in range(runs):
-            tasks.append((report, index, plan[index % len(plan)]))
-    outcomes: list[FlakeRun | BaseException | None] = [None] * len(tasks)
-    done: queue.SimpleQueue[int] = queue.SimpleQueue()
+    ``jobs`` processes at a time, each run within ``timeout`` seconds. One worker per
+    hash seed forks every run of that seed (``headerlock.testing.order.flake_worker``;
+    ``workers`` started earlier are taken from the dict and used); the reports keep the
+    runs in order. Ctrl-C ends every process of the hunt before it propagates."""
+    reports = [FlakeReport(name, list(project.scenario(name).plugins)) for name in names]
+    outcomes: dict[tuple[int, int], FlakeRun | BaseException] = {}
+    done: queue.SimpleQueue[None] = queue.SimpleQueue()
 
-    def finished(index: int, outcome: FlakeRun | BaseException) -> None:
-        outcomes[index] = outcome
-        done.put(index)
+    def finished(position: int, seed: int, outcome: FlakeRun | BaseException) -> None:
+        outcomes[position, seed] = outcome
+        done.put(None)
 
+    shared = _Hunt(project, timeout, finished, workers if workers is not None else {})
+    batches = seed_batches(project, names, runs=runs)
+    total = runs * len(names)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        if FORKS:
-            by_seed: dict[int, list[Task]] = {}
-            for index, (report, seed, schedule) in enumerate(tasks):
-                by_seed.setdefault(seed, []).append((index, report.scenario, schedule))
-            started = workers if workers is not None else {}
-            batches = [
-                pool.submit(_seed_runs, project, seed, mine, finished, started.pop(seed, None))
-                for seed, mine in by_seed.items()
-            ]
-        else:
-            batches = [
-                pool.submit(_one, project, index, report.scenario, seed, schedule, finished)
-                for index, (report, seed, schedule) in enumerate(tasks)
-            ]
-        for count in range(1, len(tasks) + 1):
-            if not _next(done, batches):
-                break
-            if progress is not None:
-                progress(count, len(tasks))
-        for batch in batches:
-            batch.result()  # an error of the thread itself
-    for (report, _, _), outcome in zip(tasks, outcomes, strict=True):
-        if isinstance(outcome, BaseException):
-            raise outcome
-        assert outcome is not None
-        report.runs.append(outcome)
+        threads = [pool.submit(shared.serve, batches) for _ in range(max(1, min(jobs, runs)))]
+        try:
+            for count in range(1, total + 1):
+                if not _next(done, threads):
+                    break
+                if progress is not None:
+                    progress(count, total)
+            for thread in threads:
+                thread.result()  # an error of the thread itself
+        except BaseException:
+            shared.stop.set()  # every worker's group ends within a poll
+            raise
+    for position, report in enumerate(reports):
+        for seed in range(runs):
+            outcome = outcomes.get((position, seed))
+            if isinstance(outcome, BaseException):
+                raise outcome
+            assert outcome is not None
+            report.runs.append(outcome)
     return reports
 
 
-def _next(done: queue.SimpleQueue[int], batches: Sequence[Future[None]]) -> bool:
-    """Wait for the next finished run; False when every batch ended without one."""
+def _next(done: queue.SimpleQueue[None], threads: Sequence[Future[None]]) -> bool:
+    """Wait for the next finished run; False when every thread ended without one."""
     while True:
         try:
             done.get(timeout=0.2)
             return True
         except queue.Empty:
-            if all(batch.done() for batch in batches) and done.empty():
+            if all(thread.done() for thread in threads) and done.empty():
                 return False
 
 

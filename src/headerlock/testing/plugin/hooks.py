@@ -30,7 +30,7 @@ from headerlock.testing.plugin.state import PATHS_KEY, relative_to_cwd, updating
 
 if TYPE_CHECKING:
     from headerlock.testing.plugin.items import Recorder
-    from headerlock.testing.wire.lock import WireRun
+    from headerlock.testing.wire.run import WireRun
 
 
 def _non_negative(text: str) -> int:
@@ -64,6 +64,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
     parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
+    parser.addini(
+        "headerlock_require_pin",
+        "fail the headerlock_wire tests of a header class that has no pinned test",
+        type="bool",
+        default=False,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -75,8 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "headerlock_wire(script=[...], redact_env=[...]): the headerlock_wire fixture's scripted"
-        " model replies and extra secret environment variables",
+        "headerlock_wire(script=[...], redact_env=[...], header_class=NAME): the headerlock_wire"
+        " fixture's scripted model replies, extra secret environment variables and header class"
+        " (default: one per test module)",
     )
     _check_ini(config)
     root = config.rootpath
@@ -97,6 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
     updates = Updates(config, recordings=recordings, fixtures=fixtures, update=updating(config))
     config.stash[UPDATES_KEY] = updates
     config.pluginmanager.register(updates, "headerlock-updates")
+    from headerlock.testing.plugin.wire_classes import CLASSES_KEY, WireClasses
+
+    classes = WireClasses(config, update=updating(config))
+    config.stash[CLASSES_KEY] = classes
+    config.pluginmanager.register(classes, "headerlock-wire-classes")
 
 
 def _check_ini(config: pytest.Config) -> None:

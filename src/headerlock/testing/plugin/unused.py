@@ -7,15 +7,21 @@ test keeps the file it would use); in ``recordings/*.yaml``, a file whose
 fixture does not exist. Only files that hold a recording count. Removal needs
 more: ``--snapshot-update`` and a session that ran every selected item to its
 end, green, with no interruption, no ``-x``/``--maxfail`` stop, no worker lost
-and nothing deselected (``session_problem``).
+and nothing deselected (``session_problem``). The items a lost xdist worker ran took
+their books with it: their spaces are not whole. And a file another session wrote
+after this one started (``RecordingsSnapshot``) is never this session's to remove.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+import hashlib
+import os
+import time
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from headerlock.testing.plugin.ledger import Ledger, Space
 
@@ -65,13 +71,21 @@ def looks_like_recording(path: Path) -> bool:
 
 
 def find_unused(
-    ledger: Ledger, outcomes: Mapping[str, Outcome], *, recordings: Path, fixtures: Path
+    ledger: Ledger,
+    outcomes: Mapping[str, Outcome],
+    *,
+    recordings: Path,
+    fixtures: Path,
+    incomplete: Collection[str] = (),
 ) -> list[Path]:
-    """Unused recordings in the spaces this session ran whole, sorted."""
+    """Unused recordings in the spaces this session ran whole, sorted; a space with an
+    item in ``incomplete`` (run by a worker whose books were lost) is not whole."""
     claimed = set(ledger.claims)
     unused: set[Path] = set()
     for space in ledger.spaces.values():
         if not space_ran_whole(space, ledger, outcomes):
+            continue
+        if any(item in incomplete for item in space.items or ()):
             continue
         if space.kind == "module":
             keep = claimed | {
@@ -145,3 +159,70 @@ def remove(paths: Iterable[Path], *, root: Path) -> tuple[list[Path], list[str]]
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only when empty
     return removed, errors
+
+
+GRAIN_NS: Final = 2_000_000_000
+"""The coarsest common file-time grain (FAT's 2 s): a change this close to the snapshot
+may leave every time stamp as it was."""
+Stamp = tuple[int, int, int, int, int]
+"""A file's device, inode, size, modification and change time (ns)."""
+
+
+def _stamp(info: os.stat_result) -> Stamp:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _all_yaml(directory: Path) -> Iterator[Path]:
+    for folder, subfolders, names in os.walk(directory):
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+        for name in names:
+            if name.endswith(".yaml") and not name.startswith("."):
+                yield Path(folder, name)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingsSnapshot:
+    """The recordings as this session found them: a stamp of each file (inode, size,
+    times) and, for a file touched within ``GRAIN_NS`` of the snapshot, its digest (a
+    coarse clock may hide a change made in the same tick). A file created, replaced or
+    changed since is another session's: never removed as unused by this one."""
+
+    started_ns: int
+    stamps: Mapping[str, tuple[Stamp, str | None]]
+
+    @classmethod
+    def take(cls, recordings: Path) -> RecordingsSnapshot:
+        """The snapshot of every ``*.yaml`` below ``recordings`` now."""
+        started = time.time_ns()
+        stamps: dict[str, tuple[Stamp, str | None]] = {}
+        for path in _all_yaml(recordings):
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            recent = max(info.st_mtime_ns, info.st_ctime_ns) >= started - GRAIN_NS
+            stamps[str(path.resolve())] = (_stamp(info), _digest(path) if recent else None)
+        return cls(started, stamps)
+
+    def recent(self, ns: int) -> bool:
+        """Whether time ``ns`` is within a clock grain of the snapshot (or after it)."""
+        return ns >= self.started_ns - GRAIN_NS
+
+    def unchanged(self, path: Path) -> bool:
+        """Whether ``path`` is the very file the snapshot saw, as it was then."""
+        seen = self.stamps.get(str(path.resolve()))
+        if seen is None:
+            return False
+        try:
+            info = path.stat()
+        except OSError:
+            return False
+        stamp, digest = seen
+        return _stamp(info) == stamp and (digest is None or _digest(path) == digest)

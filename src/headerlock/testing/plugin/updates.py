@@ -8,7 +8,9 @@
   report says which recording was kept.
 - At the end the deciding process (the only one, or the xdist controller once
   every worker reported) finds unused recordings and removes them only when
-  the whole session ran green (``headerlock.testing.plugin.unused``).
+  the whole session ran green (``headerlock.testing.plugin.unused``), never one
+  created or changed after the session started (another session's), nor one of a
+  space whose items ran on a worker that was lost.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
 from headerlock.testing.plugin.unused import (
     Outcome,
+    RecordingsSnapshot,
     find_unused,
     remove,
     session_problem,
@@ -126,7 +129,10 @@ class Updates:
         self.is_worker = hasattr(config, "workerinput")
         self.ledger = Ledger()
         self.outcomes: dict[str, Outcome] = {}
+        self.snapshot = None if self.is_worker else RecordingsSnapshot.take(recordings)
         self.unused: list[Path] = []
+        self.fresh: list[Path] = []
+        """Unused in this session's books, but written after it started: kept."""
         self.removed: list[Path] = []
         self.remove_errors: list[str] = []
         self.problem: str | None = None
@@ -137,6 +143,9 @@ class Updates:
         self._users: dict[str, dict[str, str]] = {}
         self._workers_merged: set[str] = set()
         self._lost: list[str] = []
+        self._lost_names: set[str] = set()
+        self._ran_on: dict[str, str | None] = {}
+        """The xdist worker each item's reports came from (``None``: no worker)."""
         self._module_keys: dict[Path, PurePath] = {}
 
     # -- where a Python test's recording lives ---------------------------------------
@@ -264,6 +273,8 @@ class Updates:
             self.ledger.written.add(_key(entry.path))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        node = getattr(report, "node", None)  # set by xdist on the controller
+        self._ran_on[report.nodeid] = None if node is None else _worker_name(node)
         outcome = self.outcomes.setdefault(report.nodeid, Outcome())
         if report.failed:
             outcome.failed = True
@@ -276,9 +287,10 @@ class Updates:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        name = str(getattr(getattr(node, "gateway", None), "id", node))
+        name = _worker_name(node)
         if error:
             self._lost.append(f"{name}: {error}")
+            self._lost_names.add(name)
         data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
         if data is not None and name not in self._workers_merged:
             self._workers_merged.add(name)
@@ -288,9 +300,16 @@ class Updates:
         if self.is_worker:
             self.config.workeroutput[WORKER_OUTPUT] = self.ledger.to_data()  # type: ignore[attr-defined]
             return
-        self.unused = find_unused(
-            self.ledger, self.outcomes, recordings=self.recordings, fixtures=self.fixtures
+        unused = find_unused(
+            self.ledger,
+            self.outcomes,
+            recordings=self.recordings,
+            fixtures=self.fixtures,
+            incomplete=self._incomplete(),
         )
+        snapshot = self.snapshot
+        self.fresh = [p for p in unused if snapshot is not None and not snapshot.unchanged(p)]
+        self.unused = [p for p in unused if p not in self.fresh]
         self.problem = session_problem(
             self.ledger,
             self.outcomes,
@@ -309,6 +328,15 @@ class Updates:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.remove_errors and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _incomplete(self) -> set[str]:
+        """The items whose books a lost worker took with it (every item when it is not
+        known which worker ran what)."""
+        if not self._lost_names:
+            return set()
+        if None in self._ran_on.values():
+            return set(self._ran_on) | self.ledger.collected
+        return {i for i, name in self._ran_on.items() if name in self._lost_names}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker:
@@ -347,12 +375,23 @@ class Updates:
                 "unused recordings are removed only where every test of a file (every"
                 " fixture) ran; this run left some out"
             )
+        if self.fresh:
+            fresh = ", ".join(_shown(p) for p in self.fresh)
+            lines.append(
+                f"kept {_count(len(self.fresh), 'recording')} written after this session"
+                f" started (another session's?): {fresh}"
+            )
         lines.extend(f"could not remove {error}" for error in self.remove_errors)
         return lines
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _worker_name(node: object) -> str:
+    """An xdist worker's id (``gw0``)."""
+    return str(getattr(getattr(node, "gateway", None), "id", node))
 
 
 def _same(a: Path, b: Path) -> bool:

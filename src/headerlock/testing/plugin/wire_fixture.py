@@ -4,10 +4,12 @@ The lock opens on the test's own recording, ``recordings/<test file without
 .py>/<test name>.yaml`` (``claim_recording`` claims it, so it is never reported
 unused while its test exists). A plain run replays it; ``--snapshot-update``
 records, ``@pytest.mark.headerlock_pin`` pins, and
-``@pytest.mark.headerlock_wire(script=[...], redact_env=[...])`` scripts the
-model (without a script, or with ``--headerlock-live``, recording forwards to
-the endpoint the agent calls). Secrets: the default credentials, the
-``headerlock_redact_env`` ini option and the marker's ``redact_env``.
+``@pytest.mark.headerlock_wire(script=[...], redact_env=[...], header_class=...)``
+scripts the model (without a script, or with ``--headerlock-live``, recording
+forwards to the endpoint the agent calls) and names the test's header class
+(``wire_classes``; ``wire_guard`` checks an unpinned test against its pin). Secrets:
+the default credentials, the ``headerlock_redact_env`` ini option and the marker's
+``redact_env``.
 
 The lock closes right after the test function, inside the call phase, and is
 handed the test's exception as a ``with`` block would be: a mismatch is the
@@ -15,31 +17,60 @@ test's failure (with the agent's error as its context), and a failed test
 records nothing. A new recording is only staged (``updates.stage``): the
 session's books write it once the test has passed setup, call and teardown,
 so a failing test keeps the old bytes.
+
+A verdict cannot be hidden: a mismatch (or a failed class guard) fails the test
+whatever the test does after the 400, skip, xfail or any ``BaseException``
+included; the report says failed. Only an interrupt (``KeyboardInterrupt``,
+``pytest.exit``) still stops the session, which then cannot end green.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
-from headerlock.errors import ConfigError, HeaderlockError, MissingRecordingError, WireMismatch
-from headerlock.formats.secrets import secret_env
+from headerlock.errors import (
+    ConfigError,
+    HeaderlockError,
+    MissingRecordingError,
+    PinError,
+    WireMismatch,
+)
+from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
+from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.state import record_test_command, updating
-from headerlock.testing.plugin.updates import claim_recording, note_matched, stage
-from headerlock.testing.wire.compare import report
-from headerlock.testing.wire.lock import WireLock, WireRun
+from headerlock.testing.plugin.updates import claim_recording, note_matched, stage, updates_of
+from headerlock.testing.plugin.wire_classes import (
+    FIXTURE,
+    MARKER,
+    PIN_MARKER,
+    REQUIRE_PIN_INI,
+    HeaderClass,
+    classes_of,
+    pins_message,
+    unchecked_message,
+)
+from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
+from headerlock.testing.wire.compare import Difference, report
+from headerlock.testing.wire.lock import WireLock
+from headerlock.testing.wire.run import WireRun
 
-FIXTURE: Final = "headerlock_wire"
-MARKER: Final = "headerlock_wire"
-PIN_MARKER: Final = "headerlock_pin"
 PLUGIN_NAME: Final = "headerlock-wire-calls"
-_MARKER_KEYS: Final = ("redact_env", "script")
+RE_RECORD: Final = "If the change is intended, re-record"
+ORDER_HINT: Final = (
+    "The same tools or requests in another order: an order flake, not a change to re-record."
+    " Find it with `headerlock flakes` (fresh processes, varied hash seeds) and check the"
+    " agent with headerlock.wire.assert_order_invariant; order_wire_tools sorts a tool list."
+)
+_MARKER_KEYS: Final = ("header_class", "redact_env", "script")
 _OPEN = pytest.StashKey["OpenLock"]()
+_VERDICT = pytest.StashKey["Verdict"]()
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +80,7 @@ class WireMarker:
 
     script: Sequence[Any] | None = None
     redact_env: tuple[str, ...] = ()
+    header_class: str | None = None
 
 
 def wire_marker(item: pytest.Item) -> WireMarker:
@@ -58,12 +90,20 @@ def wire_marker(item: pytest.Item) -> WireMarker:
         return WireMarker()
     where = f"{item.nodeid}: @pytest.mark.{MARKER}"
     if marker.args:
-        raise ConfigError(f"{where} takes keywords only (script=[...], redact_env=[...])")
+        raise ConfigError(
+            f"{where} takes keywords only (script=[...], redact_env=[...], header_class=...)"
+        )
     unknown = sorted(set(marker.kwargs) - set(_MARKER_KEYS))
     if unknown:
         raise ConfigError(
-            f"{where}: unknown keyword {unknown[0]!r}; expected script or redact_env",
+            f"{where}: unknown keyword {unknown[0]!r}; expected script, redact_env or header_class",
             key=unknown[0],
+        )
+    header_class = marker.kwargs.get("header_class")
+    if header_class is not None and (not isinstance(header_class, str) or not header_class.strip()):
+        raise ConfigError(
+            f"{where}: header_class must be a non-empty string, got {header_class!r}",
+            key="header_class",
         )
     names = marker.kwargs.get("redact_env", ())
     if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
@@ -71,17 +111,43 @@ def wire_marker(item: pytest.Item) -> WireMarker:
             f"{where}: redact_env must be a list of environment variable names, got {names!r}",
             key="redact_env",
         )
-    return WireMarker(marker.kwargs.get("script"), tuple(names))
+    return WireMarker(marker.kwargs.get("script"), tuple(names), header_class)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A test's failed check (a mismatch, a class guard): its report says failed;
+    ``plain`` shows only the message (no traceback)."""
+
+    error: BaseException
+    plain: bool = False
+
+
+def _rule(item: pytest.Item, error: BaseException, *, plain: bool = False) -> BaseException:
+    """Note ``error`` as ``item``'s verdict (``CallPhase`` makes the report say failed)."""
+    item.stash[_VERDICT] = Verdict(error, plain)
+    return error
 
 
 class OpenLock:
     """The lock of one test while it is open; ``close`` ends it once."""
 
-    def __init__(self, item: pytest.Item, lock: WireLock, path: Path, *, update: bool) -> None:
+    def __init__(
+        self,
+        item: pytest.Item,
+        lock: WireLock,
+        path: Path,
+        *,
+        update: bool,
+        header_class: HeaderClass,
+        redact_env: Sequence[str],
+    ) -> None:
         self.item = item
         self.lock = lock
         self.path = path
         self.update = update
+        self.header_class = header_class
+        self.redact_env = tuple(redact_env)
         self.run = lock.__enter__()
         self.closed = False
 
@@ -89,7 +155,9 @@ class OpenLock:
         """Exit the lock as a ``with`` block ending with ``error``; stage or note the result.
 
         Raises the replay's ``WireMismatch`` (naming the pytest command that
-        re-records) or the script's ``ScriptExhaustedError``.
+        re-records) or the script's ``ScriptExhaustedError``. A mismatch is raised
+        whatever ``error`` is (a skip, an xfail, any ``BaseException``), except an
+        interrupt, which goes on and leaves the mismatch to the session's summary.
         """
         __tracebackhide__ = True
         if self.closed:
@@ -101,8 +169,16 @@ class OpenLock:
             self.lock.__exit__(None if error is None else type(error), error, traceback)
         except WireMismatch as found:
             mismatch = found
+        if mismatch is None and self.run.differences and not isinstance(error, _NotRun):
+            # the lock let a BaseException (a skip, an xfail) pass: the verdict still stands
+            mismatch = WireMismatch("", path=str(self.path), differences=[])
+            mismatch.__context__ = error
         if mismatch is not None:
-            raise self._mismatch(mismatch)  # outside the except: its context is the agent's
+            verdict = self._mismatch(mismatch)
+            if isinstance(error, KeyboardInterrupt | pytest.exit.Exception):
+                _interrupted(self.item).append((self.item.nodeid, str(verdict)))
+                return
+            raise _rule(self.item, verdict)  # outside the except: its context is the agent's
         recording = self.run.recording
         if self.update and recording is not None and error is None:
             stage(self.item, self.path, recording.to_text(), _writer(recording, self.path))
@@ -110,11 +186,66 @@ class OpenLock:
             note_matched(self.item, self.path)
 
     def _mismatch(self, mismatch: WireMismatch) -> WireMismatch:
-        lines = report(self.run.differences, path=self.path.as_posix()).splitlines()
-        lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
-        error = WireMismatch("\n".join(lines), path=mismatch.path, differences=mismatch.differences)
+        text = report(self.run.differences, path=self.path.as_posix())
+        lines = text.splitlines()
+        if order_only(self.run.differences) or "headerlock flakes" in text:
+            if lines[-1].startswith(RE_RECORD):  # re-recording cannot fix a flake
+                del lines[-1]
+            if "headerlock flakes" not in text:
+                lines.append(ORDER_HINT)
+        elif lines[-1].startswith(RE_RECORD):
+            lines[-1] = f"{RE_RECORD}: {record_test_command(self.item)}"
+        differences = mismatch.differences or [d.line() for d in self.run.differences]
+        error = WireMismatch("\n".join(lines), path=mismatch.path, differences=differences)
         error.__context__ = mismatch.__context__  # the agent's error, if any
         return error
+
+    def before_call(self) -> None:
+        """Fail an unchecked class's test under ``headerlock_require_pin = true``."""
+        __tracebackhide__ = True
+        header_class = self.header_class
+        if header_class.pins or not self.item.config.getini(REQUIRE_PIN_INI):
+            return
+        message = unchecked_message(header_class.name, header_class.member_ids())
+        raise _rule(self.item, PinError([f"{message} ({REQUIRE_PIN_INI} = true)"]), plain=True)
+
+    def guard(self) -> None:
+        """Check an unpinned test's requests against its class's pin (``wire_guard``);
+        raises ``PinError`` on a miss, notes for the summary a pin with no recording."""
+        __tracebackhide__ = True
+        pin_item = self.header_class.pin
+        if pin_item is None or pin_item.nodeid == self.item.nodeid:
+            return
+        pin = Pin(
+            pin_item.nodeid, updates_of(pin_item.config).python_path(pin_item),
+            record_test_command(pin_item),
+        )  # fmt: skip
+        headers = pinned_headers(pin)
+        if isinstance(headers, Unguarded):
+            classes_of(self.item.config).note_unguarded(self.header_class, self.item, headers.why)
+            return
+        scrubber = Scrubber.of([*secret_values(), *env_secrets(self.redact_env)])
+        message = guard_failure(
+            self.item.nodeid, self.header_class.name, pin, self.run.requests, headers, scrubber
+        )
+        if message is not None:
+            raise _rule(self.item, PinError([message]), plain=True)
+
+
+def order_only(differences: Sequence[Difference]) -> bool:
+    """Whether a replay's differences are only tools in another order (and the prefix
+    bytes that moved with them)."""
+    moved = [d for d in differences if d.segment == "tools" and d.detail.startswith("order ")]
+    rest = [d for d in differences if d.segment != "prefix" and d not in moved]
+    return bool(moved) and not rest
+
+
+_INTERRUPTED = pytest.StashKey[list[tuple[str, str]]]()
+
+
+def _interrupted(item: pytest.Item) -> list[tuple[str, str]]:
+    """The mismatches of tests that stopped the session (node id, message)."""
+    return item.config.stash.setdefault(_INTERRUPTED, [])
 
 
 class _NotRun(BaseException):
@@ -129,11 +260,15 @@ def _writer(recording: WireRecording, path: Path) -> Callable[[], None]:
 
 
 class CallPhase:
-    """Plugin object: closes a test's wire lock when its function returns or raises."""
+    """Plugin object: closes a test's wire lock when its function returns or raises, runs
+    its class guard, and makes the report of a failed check say failed."""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
         __tracebackhide__ = True
+        opened = item.stash.get(_OPEN, None)
+        if opened is not None:
+            opened.before_call()
         try:
             result = yield
         except BaseException as error:
@@ -144,7 +279,33 @@ class CallPhase:
         opened = item.stash.get(_OPEN, None)
         if opened is not None:
             opened.close(None)
+            opened.guard()
         return result
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after xfail had its say
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        verdict = item.stash.get(_VERDICT, None)
+        if verdict is not None and report.when == "call":
+            report.outcome = "failed"
+            if hasattr(report, "wasxfail"):
+                del report.wasxfail
+            if verdict.plain or call.excinfo is None or call.excinfo.value is not verdict.error:
+                report.longrepr = str(verdict.error)
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.config.stash.get(_INTERRUPTED, None) and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        for nodeid, message in config.stash.get(_INTERRUPTED, []):
+            terminalreporter.write_line(
+                f"headerlock: {nodeid} stopped the session after its wire replay failed:"
+            )
+            terminalreporter.write_line(message)
 
 
 def _install(config: pytest.Config) -> None:
@@ -156,7 +317,12 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     update = updating(item.config)
     pinned = item.get_closest_marker(PIN_MARKER) is not None
     options = wire_marker(item)
+    header_class = classes_of(item.config).class_of(item)
+    if len(header_class.pins) > 1:
+        raise ConfigError(pins_message(header_class), key="headerlock_pin")
+    classes_of(item.config).note_ran(header_class)
     redact_env = (*options.redact_env, *secret_env().values())
+    opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
     if update:
         live = bool(item.config.getoption("headerlock_live", False))
         try:
@@ -170,7 +336,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             )
         except ConfigError as error:
             raise ConfigError(f"{item.nodeid}: @pytest.mark.{MARKER}: {error}") from None
-        return OpenLock(item, lock, path, update=True)
+        return opened(item, lock, path, update=True)
     if not path.is_file():
         raise MissingRecordingError(
             f"no wire recording at {path.as_posix()}; record it with: {record_test_command(item)}",
@@ -180,7 +346,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
         path, mode="replay", pin=pinned, script=None, redact=None, redact_env=redact_env
     )
     try:
-        return OpenLock(item, lock, path, update=False)
+        return opened(item, lock, path, update=False)
     except ConfigError as error:
         if error.key != "pin":
             raise

@@ -6,10 +6,11 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from headerlock.errors import ConfigError
+from headerlock.errors import ConfigError, HeaderlockError, PluginExitError, ScenarioRunError
 from headerlock.formats.fixture import Scenario
 from headerlock.runtime.context import Plugin
 from headerlock.runtime.driver import DriverJob, ModelSource, PluginSchedule, RunOutput
+from headerlock.runtime.plugins import describe_error
 from headerlock.testing.scenario.drivers import get_driver
 
 
@@ -49,4 +50,19 @@ async def run_scenario(
             plugins=plugins,
             schedule=schedule,
         )
-        return await driver.run(job)
+        try:
+            return await driver.run(job)
+        except PluginExitError as error:
+            raise _crashed(scenario, str(error)) from None
+        except HeaderlockError:
+            raise
+        except (Exception, SystemExit) as error:  # RecursionError included
+            raise _crashed(scenario, describe_error(error)) from None
+
+
+def _crashed(scenario: Scenario, what: str) -> ScenarioRunError:
+    """A run that a plugin or the agent ended: the scenario fails, nothing is written."""
+    return ScenarioRunError(
+        f"scenario {scenario.name!r} did not run to its end: {what}",
+        scenario=scenario.name,
+    )

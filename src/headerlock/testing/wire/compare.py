@@ -4,8 +4,9 @@ Both sides are entries built the same way (scrubbed, ids tokenized), so an
 unpinned comparison sees only tool names for tools and a placeholder for the
 system. A pinned one compares everything as sent and also ``prefix_sha256``:
 a provider cache sees bytes, so a schema with its keys in another order is a
-difference, reported as the first differing byte of the prefix (and, for
-Anthropic, the cache reason ``tools_changed`` or ``system_changed``).
+difference, reported as the first differing byte of the prefix (and the
+provider cache's reason when its API module names one, as Anthropic's
+``tools_changed`` or ``system_changed``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, Final
 
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import array_elements, tool_name
+from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.testing.wire.apis import model_api
 
 MAX_CHANGES: Final = 5
 SNIPPET: Final = 24
@@ -39,6 +41,8 @@ class Difference:
     tool: str | None = None
     offset: int | None = None
     cache_reason: str | None = None
+    reordered: bool = False
+    """The same tools in another order: a flake to hunt, not a change to re-record."""
 
     def line(self) -> str:
         """One readable line."""
@@ -129,8 +133,8 @@ def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntr
     return Difference(number, api, "tools", "; ".join(parts), tool=tool)
 
 
-def _by_name(tools: Any) -> dict[str, Any]:
-    return {tool_name(t): t for t in tools} if isinstance(tools, list) else {}
+def _by_name(api: str, tools: Any) -> dict[str, Any]:
+    return {wire_tool_name(t, strict=False): t for t in model_api(api).tools_of(tools)}
 
 
 def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:
@@ -139,7 +143,7 @@ def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[D
     if not isinstance(recorded, list) or not isinstance(sent, list):
         detail = f"{_short(recorded)} -> {_short(sent)}"
         return [Difference(number, api, "tools", detail)]
-    old, new = _by_name(recorded), _by_name(sent)
+    old, new = _by_name(api, recorded), _by_name(api, sent)
     found = [Difference(number, api, "tools", f"removed {n}", tool=n) for n in old if n not in new]
     found += [Difference(number, api, "tools", f"added {n}", tool=n) for n in new if n not in old]
     for name in (n for n in new if n in old and not same(old[n], new[n])):
@@ -150,7 +154,7 @@ def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[D
     if common_old != common_new:
         moved = next(a for a, b in zip(common_old, common_new, strict=True) if a != b)
         detail = f"order {', '.join(common_old)} -> {', '.join(common_new)}"
-        found.append(Difference(number, api, "tools", detail, tool=moved))
+        found.append(Difference(number, api, "tools", detail, tool=moved, reordered=True))
     if not found:  # same names, same data: a duplicate name or a changed count
         found.append(Difference(number, api, "tools", "; ".join(changes(recorded, sent, "tools"))))
     return found
@@ -172,24 +176,29 @@ def snippet(raw: bytes, offset: int) -> str:
     return f"`{text}`"
 
 
-def _tool_at(tools_raw: bytes, offset: int) -> tuple[str | None, int]:
-    """The name of the tool whose bytes hold ``offset``, and the offset inside it."""
+def tool_at(api: str, tools_raw: bytes, offset: int) -> tuple[str | None, int]:
+    """The name of the tool (of ``api``'s tools list ``tools_raw``) whose bytes hold
+    ``offset``, and the offset inside it."""
+    found = model_api(api)
     try:
-        spans = array_elements(tools_raw)
+        spans = found.tool_spans(tools_raw)
+        names = found.tool_names(json.loads(tools_raw))
     except (ValueError, IndexError):
         return None, offset
-    for start, end in spans:
+    for (start, end), name in zip(spans, names, strict=False):
         if offset < end:
-            try:
-                return tool_name(json.loads(tools_raw[start:end])), max(0, offset - start)
-            except ValueError:
-                return None, offset
+            return name, max(0, offset - start)
     return None, offset
+
+
+def short_sha(sha: str | None) -> str:
+    """The first 12 hex digits of a prefix hash (``none`` for an unpinned entry)."""
+    return "none" if sha is None else f"{sha[:12]}..."
 
 
 def prefix_difference(number: int, api: str, recorded: WireEntry, sent: WireEntry) -> Difference:
     """Where the cacheable prefix of ``sent`` first differs from the recorded one."""
-    shas = f"prefix_sha256 {recorded.prefix_sha256[:12]}... -> {sent.prefix_sha256[:12]}..."
+    shas = f"prefix_sha256 {short_sha(recorded.prefix_sha256)} -> {short_sha(sent.prefix_sha256)}"
     if recorded.prefix is None or sent.prefix is None:
         return Difference(number, api, "prefix", shas)
     return _prefix_bytes(number, api, recorded.prefix, sent.prefix, shas)
@@ -202,16 +211,15 @@ def _prefix_bytes(
     offset = first_offset(old, new)
     in_tools = recorded.tools != sent.tools
     segment = "tools" if in_tools else "system"
-    tool, inner = _tool_at(sent.tools.encode(), offset) if in_tools else (None, 0)
+    tool, inner = tool_at(api, sent.tools.encode(), offset) if in_tools else (None, 0)
     where = f"in tool {tool} at byte {inner} of it" if tool else f"in the {segment}"
     detail = f"{shas}; first differing byte {offset} ({where}): recorded {snippet(old, offset)}"
     detail += f", sent {snippet(new, offset)}"
     if _same_data(recorded, sent):
         detail += "; the same data in other bytes (JSON key order or spacing)"
-    reason = None
-    if api == "anthropic.messages":
-        reason = "tools_changed" if in_tools else "system_changed"
-        detail += f"; anthropic cache: {reason}"
+    reason = model_api(api).cache_reason(segment)
+    if reason is not None:
+        detail += f"; {model_api(api).provider} cache: {reason}"
     return Difference(number, api, "prefix", detail, tool=tool, offset=offset, cache_reason=reason)
 
 
@@ -232,22 +240,37 @@ def extra_request(number: int, sent: WireEntry, recorded_count: int) -> Differen
     return Difference(number, sent.api, "request", detail)
 
 
-def unsent_requests(recorded: Sequence[WireEntry], sent_count: int) -> Difference:
-    """Recorded requests the agent never sent."""
-    missing = len(recorded) - sent_count
-    first = recorded[sent_count]
-    noun = "request was" if missing == 1 else "requests were"
-    detail = f"recorded but never sent ({missing} recorded {noun} not sent; {sent_count} sent)"
-    return Difference(sent_count + 1, first.api, "request", detail)
+def unsent_requests(recorded: Sequence[WireEntry], unserved: Sequence[int]) -> Difference:
+    """Recorded requests (indexes ``unserved``) that no request of the run matched."""
+    numbers = ", ".join(str(i + 1) for i in unserved[:10]) + (", ..." if len(unserved) > 10 else "")
+    noun = "request was" if len(unserved) == 1 else "requests were"
+    detail = f"recorded but never sent ({len(unserved)} recorded {noun} not sent: {numbers})"
+    return Difference(unserved[0] + 1, recorded[unserved[0]].api, "request", detail)
+
+
+ORDER_HINT: Final = (
+    "The same tools were sent in another order: that is a flake, not a change to re-record."
+    " Find what orders them with `headerlock flakes` and prove the fix with"
+    " headerlock.wire.assert_order_invariant (or order them with order_wire_tools)."
+)
+RECORD_HINT: Final = (
+    "If the change is intended, re-record: lock(..., mode='record'), or run pytest"
+    " with --snapshot-update."
+)
+
+
+def order_only(differences: Sequence[Difference]) -> bool:
+    """Whether every difference is a tool order (and the prefix bytes it moved)."""
+    return any(d.reordered for d in differences) and all(
+        d.reordered or d.segment == "prefix" for d in differences
+    )
 
 
 def report(differences: Sequence[Difference], *, path: str) -> str:
-    """The readable report of a failed replay: every difference and how to re-record."""
+    """The readable report of a failed replay: every difference, then what to do (hunt the
+    flake when only the tool order moved, else how to re-record)."""
     noun = "difference" if len(differences) == 1 else "differences"
     lines = [f"wire replay of {path} does not match the recording ({len(differences)} {noun}):"]
     lines += [f"  {d.line()}" for d in differences]
-    lines.append(
-        "If the change is intended, re-record: lock(..., mode='record'), or run pytest"
-        " with --snapshot-update."
-    )
+    lines.append(ORDER_HINT if order_only(differences) else RECORD_HINT)
     return "\n".join(lines)

@@ -14,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import inspect
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from headerlock.errors import ConfigError
+from headerlock.errors import ConfigError, ScenarioRunError
 from headerlock.runtime.adapters.scripted import Reply, reply_to_data
 from headerlock.runtime.config import Schema
 from headerlock.runtime.driver import DriverJob, RunOutput
@@ -37,61 +36,45 @@ from headerlock.runtime.session import (
     SessionLog,
 )
 from headerlock.runtime.tools import ToolSchema
-from headerlock.testing.wire.lock import WireRequest, lock
+from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.testing.wire.agent_entry import (
+    TURN_TIMEOUT,
+    call_entry,
+    check_entry,
+    resolve_entry,
+)
+from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.lock import lock
+from headerlock.testing.wire.run import WireRequest
 
 
 class WireAppConfig(Schema):
     """``config:`` of an ``app: wire`` fixture."""
 
-    entry: str = Field(min_length=3, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    entry: Annotated[
+        str,
+        Field(min_length=3, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"),
+        AfterValidator(check_entry),
+    ]
+    """Project code only: built-in and standard-library callables are refused (``plugins:``)."""
     requires: list[str] = Field(default_factory=list)
     """Modules the agent needs (e.g. ``openai``); a missing one skips the demo, not crashes."""
-
-
-def resolve_entry(spec: str) -> Callable[[str], Any]:
-    """The callable named by ``module:attribute``; errors name the value."""
-    module_name, _, attribute = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:
-        raise ConfigError(
-            f"entry {spec!r}: cannot import {module_name!r} ({type(error).__name__}: {error})",
-            key="entry",
-        ) from None
-    target = getattr(module, attribute, None)
-    if not callable(target):
-        raise ConfigError(f"entry {spec!r}: {attribute!r} is not a callable", key="entry")
-    return target  # type: ignore[no-any-return]
+    turn_timeout: float = Field(default=TURN_TIMEOUT, gt=0, allow_inf_nan=False)
+    """Seconds one call of the entry may take; then the turn fails and the run ends."""
 
 
 def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _text(value: Any) -> str:
-    """The text of a system prompt in any of the APIs' shapes (string, blocks, messages)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        for key in ("content", "text"):
-            if key in value:
-                return _text(value[key])
-        return ""
-    if isinstance(value, Sequence):
-        return "\n\n".join(t for t in (_text(v) for v in value) if t)
-    return str(value)
-
-
 def _tool(tool: Any) -> ToolSchema:
-    """A wire tool (OpenAI chat, OpenAI responses or Anthropic shape) as a ``ToolSchema``."""
+    """One wire tool (any API's shape, see ``ModelApi.tools_of``) as a ``ToolSchema``."""
     if not isinstance(tool, Mapping):
         return ToolSchema(str(tool))
     spec = tool.get("function", tool) if isinstance(tool.get("function"), Mapping) else tool
     schema = spec.get("parameters", spec.get("input_schema", {}))
     return ToolSchema(
-        name=str(spec.get("name", tool.get("type", "?"))),
+        name=wire_tool_name(tool, strict=False),
         description=str(spec.get("description", "")),
         parameters=schema if isinstance(schema, Mapping) else {},
     )
@@ -99,11 +82,11 @@ def _tool(tool: Any) -> ToolSchema:
 
 def request_header(request: WireRequest) -> RequestHeader:
     """The runtime header of one captured request: config, system text, tools as sent."""
-    tools = request.header.tools if isinstance(request.header.tools, list) else []
+    found = model_api(request.api)
     return RequestHeader(
         config={"api": request.api, **request.header.config},
-        system=_text(request.header.system),
-        tools=tuple(_tool(t) for t in tools),
+        system=found.system_text(request.header.system),
+        tools=tuple(_tool(t) for t in found.tools_of(request.header.tools)),
     )
 
 
@@ -139,10 +122,17 @@ class WireDriver:
                 seen = len(run.requests)
                 reason: dict[str, Any]
                 try:
-                    result = entry(prompt)
-                    if inspect.isawaitable(result):
-                        await result
+                    await call_entry(
+                        entry,
+                        prompt,
+                        spec=config.entry,
+                        scenario=job.name,
+                        turn=turn,
+                        timeout=config.turn_timeout,
+                    )
                     reason = {"kind": "stop"}
+                except ScenarioRunError:
+                    raise
                 except Exception as error:
                     reason = {"kind": "error", "message": f"{type(error).__name__}: {error}"}
                 new = run.requests[seen:]

@@ -5,12 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from headerlock.formats import placeholders
-from headerlock.formats.wire_recording import (
-    WireEntry,
-    WirePrefix,
-    WireResponse,
-    sorted_names,
-)
+from headerlock.formats.wire_recording import WireEntry, WirePrefix, sorted_names
+from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire.apis import Split
 
@@ -44,7 +40,7 @@ def build_entry(
         system=system,
         tools=tools,
         tool_names=sorted_names(split.tool_names),
-        prefix_sha256=split.prefix_sha256,
+        prefix_sha256=split.prefix_sha256 if pinned else None,
         messages=messages,
         prefix=prefix,
         response=None if response is None else scrub_response(response, scrubber),

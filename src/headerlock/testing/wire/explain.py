@@ -3,17 +3,16 @@
 ``headerlock diff A.yaml B.yaml`` on two wire recordings says first where the
 cacheable prefix (tools then system, the bytes a provider cache keys on) first
 differs: the request number, the segment (``tools`` or ``system``), the tool,
-the byte offset and, for Anthropic, the cache reason (``tools_changed`` or
-``system_changed``). Then the rest: every other difference, request by
-request, and the unified diff of the two files.
+the byte offset and the provider cache's reason when its API module names one
+(Anthropic's ``tools_changed`` or ``system_changed``). Then the rest: every
+other difference, request by request, and the unified diff of the two files.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from headerlock.errors import HeaderlockError, InputFileError
 from headerlock.formats.explain import unified
@@ -24,16 +23,16 @@ from headerlock.formats.wire_recording import (
     is_wire_data,
     wire_recording_from_data,
 )
-from headerlock.testing.wire.apis import array_elements, tool_name
+from headerlock.testing.wire.apis import NAMES, model_api
 from headerlock.testing.wire.compare import (
     Difference,
     changes,
     entry_differences,
     prefix_difference,
+    short_sha,
     snippet,
+    tool_at,
 )
-
-ANTHROPIC: Final = "anthropic.messages"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +42,9 @@ class PrefixBreak:
     ``number`` is the 1-based request; ``segment`` is ``tools``, ``system`` or
     ``None`` when only the hashes tell (an unpinned recording); ``offset`` is
     the first differing byte of the prefix (tools then system), ``tool`` the
-    tool holding it in B (``tool_a`` in A); ``cache_reason`` is Anthropic's
-    (``tools_changed``, ``system_changed``); ``notes`` are lines that show it.
+    tool holding it in B (``tool_a`` in A); ``cache_reason`` is the provider
+    cache's (Anthropic's ``tools_changed``, ``system_changed``); ``notes`` are
+    lines that show it.
     """
 
     number: int
@@ -69,22 +69,8 @@ class PrefixBreak:
             parts.append(f"tool {self.tool or self.tool_a}")
         line = ", ".join(parts)
         if self.cache_reason is not None:
-            line += f"; anthropic cache: {self.cache_reason}"
+            line += f"; {model_api(self.api).provider} cache: {self.cache_reason}"
         return line
-
-
-def _tool_at(tools: str, offset: int) -> str | None:
-    """The name of the tool whose bytes hold ``offset`` in a tools array's text."""
-    raw = tools.encode()
-    try:
-        spans = array_elements(raw)
-    except (ValueError, IndexError):
-        return None
-    start, end = next(((s, e) for s, e in spans if offset < e), (0, 0))
-    try:
-        return tool_name(json.loads(raw[start:end])) if end else None
-    except ValueError:
-        return None
 
 
 def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
@@ -101,7 +87,7 @@ def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
         "tools" if in_tools else "system",
         tuple(notes),
         tool=found.tool,
-        tool_a=_tool_at(a.prefix.tools, offset) if in_tools else None,
+        tool_a=tool_at(a.api, a.prefix.tools.encode(), offset)[0] if in_tools else None,
         offset=found.offset,
         cache_reason=found.cache_reason,
     )
@@ -109,14 +95,14 @@ def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
 
 def _hashed_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
     """Only the hashes (an unpinned side): name the segment when the tool names tell."""
-    shas = f"prefix_sha256 {a.prefix_sha256[:12]}... -> {b.prefix_sha256[:12]}..."
+    shas = f"prefix_sha256 {short_sha(a.prefix_sha256)} -> {short_sha(b.prefix_sha256)}"
     removed = [n for n in a.tool_names if n not in b.tool_names]
     added = [n for n in b.tool_names if n not in a.tool_names]
     if removed or added or (a.tools is None) != (b.tools is None):
         parts = [f"removed {', '.join(removed)}"] if removed else []
         parts += [f"added {', '.join(added)}"] if added else []
         note = f"{shas}; tools {'; '.join(parts) or 'added or removed'}"
-        reason = "tools_changed" if b.api == ANTHROPIC else None
+        reason = model_api(b.api).cache_reason("tools")
         tool = (removed + added)[0] if removed + added else None
         return PrefixBreak(number, b.api, "tools", (note,), tool=tool, cache_reason=reason)
     notes = (
@@ -169,8 +155,8 @@ def differences(a: WireRecording, b: WireRecording) -> list[str]:
     pinned = a.pinned and b.pinned
     for number, (x, y) in enumerate(zip(a.requests, b.requests, strict=False), 1):
         here = [d for d in entry_differences(number, x, y, pinned=pinned) if d.segment != "prefix"]
-        if x.prefix_sha256 != y.prefix_sha256:
-            shas = f"prefix_sha256 {x.prefix_sha256[:12]}... -> {y.prefix_sha256[:12]}..."
+        if None not in (x.prefix_sha256, y.prefix_sha256) and x.prefix_sha256 != y.prefix_sha256:
+            shas = f"prefix_sha256 {short_sha(x.prefix_sha256)} -> {short_sha(y.prefix_sha256)}"
             here.append(Difference(number, y.api, "prefix", shas))
         lines += [d.line() for d in here] + _response_lines(number, x, y)
     common = min(len(a.requests), len(b.requests))
@@ -225,7 +211,7 @@ def diff_wire_files(a: Path, b: Path) -> tuple[bool, str] | None:
             " diff compares two recordings of one kind",
             path=str(other),
         )
-    left = wire_recording_from_data(data_a, path=str(a))
-    right = wire_recording_from_data(data_b, path=str(b))
+    left = wire_recording_from_data(data_a, path=str(a), apis=NAMES)
+    right = wire_recording_from_data(data_b, path=str(b), apis=NAMES)
     text = explain_wire(left, right, names=(a.as_posix(), b.as_posix()))
     return left.to_text() == right.to_text(), text

@@ -17,16 +17,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 
 from headerlock.errors import ConfigError, UnorderedValueError, WireOrderError
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.runtime.aio import run_sync
-from headerlock.testing.wire.apis import Split, array_elements, split_body
+from headerlock.testing.wire.apis import Split, model_api, split_body
 from headerlock.testing.wire.compare import first_offset, snippet
-from headerlock.testing.wire.lock import WireRequest, lock
+from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.recipes import item_name
+from headerlock.testing.wire.run import WireRequest
 
 T = TypeVar("T")
 Order = tuple[int, ...]
@@ -193,7 +193,8 @@ def _tools_detail(a: Split, b: Split) -> tuple[str | None, str]:
         tool = (only_a + only_b + [None])[0]
         return tool, "different tools; " + ("; ".join(parts) or f"{first} -> {second}")
     try:
-        pairs = zip(array_elements(a.tools_raw), array_elements(b.tools_raw), strict=True)
+        spans = model_api(a.api).tool_spans
+        pairs = zip(spans(a.tools_raw), spans(b.tools_raw), strict=True)
         for index, ((s1, e1), (s2, e2)) in enumerate(pairs):
             x, y = a.tools_raw[s1:e1], b.tools_raw[s2:e2]
             if x != y:

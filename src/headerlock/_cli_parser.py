@@ -1,0 +1,138 @@
+"""The ``headerlock`` command line's arguments: the parser and its one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import NoReturn
+
+from headerlock.formats.secrets import REDACT_ENV_VAR
+
+USAGE_EXIT = 2
+"""A usage error is bad input (``headerlock.cli.EXIT_BAD_INPUT``)."""
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (an error line never spans two)."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _positive(text: str, most: int | None = None) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if most is not None and value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most}, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive finite number of seconds, got {text!r}"
+        )
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one ``headerlock:`` line on stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            USAGE_EXIT,
+            f"headerlock: {one_line(message).removeprefix('argument ')} (see {self.prog} --help)\n",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``headerlock`` command."""
+    from headerlock.testing.order.flake_worker import MAX_RUNS, RUN_TIMEOUT
+
+    parser = _Parser(
+        prog="headerlock",
+        description="Record and replay the request headers an LLM agent sends.",
+        epilog="exit codes: 0 ok, 1 a mismatch or failed guard, 2 bad input",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("demo", help="record and replay the bundled scenarios in a temp dir")
+    for name, help_text in (
+        ("record", "run scenarios and write their recordings"),
+        ("replay", "replay scenarios against their recordings (exit 1 on mismatch)"),
+    ):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument(
+            "names", nargs="*", metavar="NAME", help="scenario names (default: all)"
+        )
+        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
+        command.add_argument("--recordings", type=Path, default=Path("recordings"))
+        command.add_argument(
+            "--redact-env",
+            action="append",
+            default=[],
+            metavar="NAME[,NAME...]",
+            help="the values of these environment variables are secrets, written as <<secret>>"
+            f" (also: {REDACT_ENV_VAR}); give replay the same list as record",
+        )
+        if name == "record":
+            command.add_argument(
+                "--live",
+                action="store_true",
+                help="use the live endpoint (HEADERLOCK_BASE_URL; key HEADERLOCK_API_KEY,"
+                " else OPENAI_API_KEY)",
+            )
+    flakes = commands.add_parser(
+        "flakes", help="run scenarios in fresh processes under varied hash seeds and orders"
+    )
+    flakes.add_argument("names", nargs="*", metavar="NAME", help="scenario names (default: all)")
+    flakes.add_argument(
+        "--runs",
+        type=lambda text: _positive(text, MAX_RUNS),
+        default=6,
+        help=f"runs per scenario (default 6, at most {MAX_RUNS})",
+    )
+    flakes.add_argument(
+        "--jobs",
+        type=_positive,
+        default=2,
+        help="parallel processes (default 2, at most the cores)",
+    )
+    flakes.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=RUN_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds each run may take; then its processes end (default {RUN_TIMEOUT:g})",
+    )
+    once = commands.add_parser("run-once")  # internal: one flakes run, recording on stdout
+    commands.add_parser("flake-worker")  # internal: flakes runs of one hash seed (JSON lines)
+    once.add_argument("name")
+    once.add_argument("--order", default="")
+    for command in (flakes, once):
+        command.add_argument("--fixtures", type=Path, default=Path("fixtures"))
+        command.add_argument("--recordings", type=Path, default=Path("recordings"))
+    diff = commands.add_parser(
+        "diff",
+        help="explain how two recordings differ (two wire recordings: where the cacheable"
+        " prefix first differs)",
+    )
+    diff.add_argument("a", type=Path)
+    diff.add_argument("b", type=Path)
+    return parser
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("headerlock")
+    except importlib.metadata.PackageNotFoundError:
+        return "(unknown version)"

@@ -1,0 +1,58 @@
+"""The model APIs on the wire: one module per API, and the registry that lists them.
+
+Everything headerlock knows about one model API lives in its module here:
+the paths that identify its requests, how a body splits into config, system,
+tools and messages, its volatile config keys, how its tools are listed and
+named, its error body, its scripted reply and stream renderers, and its cache's
+names for a changed prefix (see ``base.ModelApi``). The rest of the wire code
+asks this registry (``model_api(name)``, ``detect_api``), never names a provider.
+Adding a provider is one new module and one line in ``REGISTERED``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from headerlock.errors import ConfigError
+from headerlock.testing.wire.apis import (
+    anthropic_messages,
+    gemini,
+    openai_chat,
+    openai_responses,
+)
+from headerlock.testing.wire.apis.base import ModelApi, Split
+
+REGISTERED: Final[tuple[ModelApi, ...]] = (
+    openai_chat.API,
+    openai_responses.API,
+    anthropic_messages.API,
+    gemini.API,
+)
+"""Every model API, in the order a request path is matched against them."""
+
+_BY_NAME: Final = {entry.name: entry for entry in REGISTERED}
+NAMES: Final = tuple(sorted(_BY_NAME))
+"""The api names, sorted (what a recording's ``api`` may be)."""
+
+
+def model_api(name: str) -> ModelApi:
+    """The model API called ``name``; ``ConfigError`` naming the known ones otherwise."""
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise ConfigError(f"unknown model api {name!r}; expected one of {', '.join(NAMES)}")
+    return found
+
+
+def detect_api(method: str, path: str) -> str | None:
+    """The model api of a request, or ``None`` for any other traffic."""
+    if method.upper() != "POST":
+        return None
+    return next((entry.name for entry in REGISTERED if entry.matches(path)), None)
+
+
+def split_body(name: str, body: bytes) -> Split:
+    """Split a request body of api ``name``; ``ValueError`` when it is not a JSON object."""
+    return model_api(name).split(body)
+
+
+__all__ = ["NAMES", "REGISTERED", "ModelApi", "Split", "detect_api", "model_api", "split_body"]

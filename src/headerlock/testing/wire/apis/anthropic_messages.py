@@ -1,0 +1,148 @@
+"""Anthropic messages (``anthropic.messages``): ``POST .../messages``.
+
+The system is ``system`` (a string or text blocks), tools ``tools``
+(``{"name": ..., "input_schema": ...}`` or a named server tool); a scripted
+answer is a ``message``, or the ``message_start`` ... ``message_stop`` events.
+Anthropic renders tools, then system, then messages: a change in the tools
+invalidates its cache from there (``tools_changed``), one in the system after
+the tools (``system_changed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from headerlock.testing.wire.apis.base import (
+    JSON,
+    PER_USER,
+    SSE,
+    ModelApi,
+    Rendered,
+    Turn,
+    dumps,
+    halves,
+    items,
+    sse,
+)
+
+
+def error_body(message: str, code: str) -> dict[str, Any]:
+    """Anthropic's error JSON (it has no code field)."""
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+def _message(turn: Turn, content: list[Any], done: bool) -> dict[str, Any]:
+    stop = ("tool_use" if turn.calls else "end_turn") if done else None
+    return {
+        "id": turn.id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": turn.model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": turn.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": turn.output_tokens if done else 1,
+            "service_tier": "standard",
+        },
+    }
+
+
+def _tool_use(turn: Turn, k: int, complete: bool) -> dict[str, Any]:
+    call = turn.calls[k]
+    return {
+        "type": "tool_use",
+        "id": call.call_id,
+        "name": call.name,
+        "input": call.input if complete else {},
+    }
+
+
+def render(turn: Turn) -> Rendered:
+    """A ``message``, or its events when the request streams."""
+    if turn.stream:
+        return 200, SSE, sse(_events(turn))
+    if turn.reply.error is not None:
+        return 400, JSON, dumps(error_body(turn.reply.error, "scripted_error")).encode()
+    content = [{"type": "text", "text": turn.reply.text}] if turn.reply.text else []
+    content += [_tool_use(turn, k, True) for k in range(len(turn.calls))]
+    return 200, JSON, dumps(_message(turn, content, done=True)).encode()
+
+
+def _events(turn: Turn) -> Iterator[tuple[str | None, Any]]:
+    def event(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, **fields}
+
+    yield event("message_start", message=_message(turn, [], done=False))
+    yield event("ping")
+    block = 0
+    if turn.reply.text or turn.reply.error is not None:
+        yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+        for piece in turn.reply.text_chunks():
+            yield event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+        if (error := turn.reply.error) is not None:
+            yield "error", {"type": "error", "error": {"type": "api_error", "message": error}}
+            return
+        yield event("content_block_stop", index=0)
+        block = 1
+    for k, call in enumerate(turn.calls):
+        at = block + k
+        yield event("content_block_start", index=at, content_block=_tool_use(turn, k, False))
+        for piece in halves(call.arguments):
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            yield event("content_block_delta", index=at, delta=delta)
+        yield event("content_block_stop", index=at)
+    stop = "tool_use" if turn.calls else "end_turn"
+    yield event(
+        "message_delta",
+        delta={"stop_reason": stop, "stop_sequence": None},
+        usage={"output_tokens": turn.output_tokens},
+    )
+    yield event("message_stop")
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else items(content)
+
+
+def last_user_text(request: Mapping[str, Any]) -> str | None:
+    """The text of the last ``user`` message that has text (tool results are not text)."""
+    for message in reversed(items(request.get("messages"))):
+        texts = [b.get("text") for b in _blocks(message) if b.get("type") == "text"]
+        if message.get("role") == "user" and texts:
+            return "\n\n".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def last_tool_result(request: Mapping[str, Any]) -> str | None:
+    """The tool whose ``tool_use`` the last ``tool_result`` block answers."""
+    blocks = [b for m in items(request.get("messages")) for b in _blocks(m)]
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    if not results:
+        return None
+    use_id = results[-1].get("tool_use_id")
+    for block in blocks:
+        if block.get("type") == "tool_use" and block.get("id") == use_id:
+            name = block.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+API: Final = ModelApi(
+    name="anthropic.messages",
+    path_suffixes=("/messages",),
+    messages_key="messages",
+    system_keys=("system",),
+    volatile=PER_USER,
+    render=render,
+    error_body=error_body,
+    call_id_prefix="toolu_",
+    cache_reasons=(("tools", "tools_changed"), ("system", "system_changed")),
+    last_user_text=last_user_text,
+    last_tool_result=last_tool_result,
+)

@@ -1,0 +1,283 @@
+"""What a model API module provides: one ``ModelApi``, and the values all of them share.
+
+A ``ModelApi`` says which requests are its own (path suffixes), how a body
+splits into config, system, tools and messages (``split``), which config keys
+are volatile, how its tools are listed and named, what an error and a scripted
+answer look like (``render`` gets a ``Turn``), and what its provider's cache
+calls a change of the prefix. No provider is special here: ``Split`` and
+``Turn`` are the values the rest of the wire code and the renderers pass around,
+and the helpers are the ones several API modules use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from headerlock.runtime.adapters.scripted import Reply
+from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.testing.wire.spans import Span, array_elements, object_members
+
+JSON: Final = "application/json"
+SSE: Final = "text/event-stream; charset=utf-8"
+
+EPOCH: Final = 1_767_225_600
+"""2026-01-01T00:00:00Z; a scripted reply's ``created`` is this plus its index."""
+
+Rendered = tuple[int, str, bytes]
+"""An HTTP answer: status, content type and body."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A model request body split into its header (config, system, tools) and messages.
+
+    ``system`` and ``tools`` are ``None`` when the request has none; the raw
+    fields are their bytes as sent (``b""`` when absent); ``tool_names`` are
+    the names of the tools in the order sent.
+    """
+
+    api: str
+    config: dict[str, Any]
+    system: Any
+    tools: Any
+    messages: Any
+    tools_raw: bytes
+    system_raw: bytes
+    tool_names: list[str]
+
+    @property
+    def prefix(self) -> bytes:
+        """The cacheable prefix: tools then system, as sent."""
+        return self.tools_raw + self.system_raw
+
+    @property
+    def prefix_sha256(self) -> str:
+        """SHA-256 (hex) of the cacheable prefix."""
+        return hashlib.sha256(self.prefix).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Volatile:
+    """Config keys that change per user or per run, not with what the agent asks:
+    ``keys`` at the top, ``nested`` inside each mapping named in ``inside``."""
+
+    keys: tuple[str, ...] = ()
+    inside: tuple[str, ...] = ()
+    nested: tuple[str, ...] = ()
+
+    def drop(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``config`` without the volatile keys (nested mappings are copied, never edited)."""
+        for key in self.keys:
+            config.pop(key, None)
+        for key in self.inside:
+            value = config.get(key)
+            if isinstance(value, Mapping):
+                config[key] = {k: v for k, v in value.items() if k not in self.nested}
+        return config
+
+
+PER_USER: Final = Volatile(
+    keys=("user",),
+    inside=("metadata", "stream_options"),
+    nested=("user_id", "id", "session_id", "request_id"),
+)
+"""The volatile config of the OpenAI and Anthropic APIs: the top-level ``user``, and
+the ids inside ``metadata`` and ``stream_options``."""
+
+
+# -- what a renderer gets --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call of a scripted reply, with its id and JSON arguments."""
+
+    name: str
+    arguments: str
+    input: dict[str, Any]
+    call_id: str
+
+
+def script_id(prefix: str, index: int, call: int | None = None) -> str:
+    """A deterministic id, e.g. ``msg_script0002`` or ``call_script0002t1``."""
+    tail = "" if call is None else f"t{call}"
+    return f"{prefix}script{index:04d}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What every renderer needs: the request, the reply and values derived from them."""
+
+    request: Mapping[str, Any]
+    reply: Reply
+    index: int
+    calls: tuple[Call, ...]
+    input_tokens: int
+    """A plausible estimate: a token per four characters of the canonical request."""
+    model: str
+    stream: bool
+
+    @property
+    def created(self) -> int:
+        return EPOCH + self.index
+
+    def id(self, prefix: str, call: int | None = None) -> str:
+        """A provider id of this reply (or of its tool call number ``call``)."""
+        return script_id(prefix, self.index, call)
+
+    @property
+    def output_tokens(self) -> int:
+        size = len(self.reply.text) + sum(len(c.name) + len(c.arguments) for c in self.calls)
+        return max(1, size // 4)
+
+
+def dumps(value: Any, *, allow_nan: bool = True) -> str:
+    """Compact JSON, UTF-8 where possible (``\\u`` escapes for a lone surrogate)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)
+    return text
+
+
+def sse(events: Iterator[tuple[str | None, Any]]) -> bytes:
+    """``event:``/``data:`` blocks; a ``str`` payload is sent as is (``[DONE]``)."""
+    out = []
+    for name, data in events:
+        head = f"event: {name}\n" if name is not None else ""
+        payload = data if isinstance(data, str) else dumps(data)
+        out.append(f"{head}data: {payload}\n\n")
+    return "".join(out).encode()
+
+
+def halves(text: str) -> list[str]:
+    """Tool arguments stream in two pieces, so clients must join deltas."""
+    half = len(text) // 2
+    return [text[:half], text[half:]] if half else [text]
+
+
+# -- defaults a module may replace -----------------------------------------------------
+
+
+def model_in_body(path: str, request: Mapping[str, Any]) -> str:
+    """The ``model`` of the request body (``scripted`` when it has none)."""
+    model = request.get("model")
+    return model if isinstance(model, str) else "scripted"
+
+
+def stream_in_body(path: str, request: Mapping[str, Any]) -> bool:
+    """Whether the body asks for a stream (``"stream": true``)."""
+    return request.get("stream") is True
+
+
+def tools_listed(tools: Any) -> list[Any]:
+    """The tools of a ``tools`` list, one per element."""
+    return list(tools) if isinstance(tools, list) else []
+
+
+def items(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings of a list (a request's messages, blocks or parts); ``[]`` otherwise."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def text_of(value: Any) -> str:
+    """The text of a system prompt in any shape: a string, blocks, messages, parts."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in ("content", "text", "parts"):
+            if key in value:
+                return text_of(value[key])
+        return ""
+    if isinstance(value, Sequence):
+        return "\n\n".join(t for t in (text_of(v) for v in value) if t)
+    return str(value)
+
+
+LeadingSystem = Callable[[bytes, Span | None, Any], tuple[Any, Any, bytes]]
+"""Cuts the system out of the messages: ``(body, messages span, messages)`` to
+``(system, the other messages, the system's bytes)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelApi:
+    """Everything the wire code knows about one model API.
+
+    ``name`` is ``provider.endpoint``; a POST whose path ends with one of
+    ``path_suffixes`` is this API's. The body's ``messages_key`` holds the
+    messages, the first of ``system_keys`` present the system (or
+    ``leading_system`` cuts it out of the messages), ``tools`` the tools;
+    config is the rest minus ``volatile``. ``tools_of`` lists the tools one per
+    name and ``tool_spans`` their bytes in the same order. ``error_body(message,
+    code)`` is the provider's error JSON; ``render`` answers a scripted ``Turn``
+    (tool call ids start with ``call_id_prefix``); ``model_of`` and ``streams``
+    read the model and the stream flag from path and body. ``cache_reasons``
+    pairs a prefix segment (``tools``, ``system``) with the provider cache's name
+    for its change.
+    """
+
+    name: str
+    path_suffixes: tuple[str, ...]
+    messages_key: str
+    system_keys: tuple[str, ...]
+    render: Callable[[Turn], Rendered]
+    error_body: Callable[[str, str], dict[str, Any]]
+    call_id_prefix: str
+    volatile: Volatile = Volatile()
+    cache_reasons: tuple[tuple[str, str], ...] = ()
+    leading_system: LeadingSystem | None = None
+    model_of: Callable[[str, Mapping[str, Any]], str] = model_in_body
+    streams: Callable[[str, Mapping[str, Any]], bool] = stream_in_body
+    tools_of: Callable[[Any], list[Any]] = tools_listed
+    tool_spans: Callable[[bytes], list[Span]] = array_elements
+    system_text: Callable[[Any], str] = text_of
+    last_user_text: Callable[[Mapping[str, Any]], str | None] = lambda request: None
+    """The text of the request's last user message (for a scripted reply's ``match:``)."""
+    last_tool_result: Callable[[Mapping[str, Any]], str | None] = lambda request: None
+    """The name of the tool whose result the request carries last (``match:``)."""
+
+    @property
+    def provider(self) -> str:
+        """The provider part of the name (``anthropic`` of ``anthropic.messages``)."""
+        return self.name.partition(".")[0]
+
+    def matches(self, path: str) -> bool:
+        """Whether a POST to ``path`` is a request of this API."""
+        return path.rstrip("/").endswith(self.path_suffixes)
+
+    def tool_names(self, tools: Any) -> list[str]:
+        """The names of ``tools`` in the order sent."""
+        return [wire_tool_name(t, strict=False) for t in self.tools_of(tools)]
+
+    def cache_reason(self, segment: str) -> str | None:
+        """What the provider's cache calls a change in ``segment`` (``None``: nothing)."""
+        return dict(self.cache_reasons).get(segment)
+
+    def split(self, body: bytes) -> Split:
+        """Split a request body; ``ValueError`` when it is not a JSON object."""
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise ValueError("the request body is not a JSON object")
+        spans = object_members(body)
+        tools = data.get("tools")
+        tools_raw = body[slice(*spans["tools"])] if "tools" in spans else b""
+        messages = data.get(self.messages_key)
+        system_key = next((k for k in self.system_keys if k in data), None)
+        if system_key is not None:
+            system, system_raw = data[system_key], body[slice(*spans[system_key])]
+        elif self.leading_system is not None:
+            span = spans.get(self.messages_key)
+            system, messages, system_raw = self.leading_system(body, span, messages)
+        else:
+            system, system_raw = None, b""
+        cut = ("tools", self.messages_key, *self.system_keys)
+        config = self.volatile.drop({k: v for k, v in data.items() if k not in cut})
+        names = self.tool_names(tools)
+        return Split(self.name, config, system, tools, messages, tools_raw, system_raw, names)

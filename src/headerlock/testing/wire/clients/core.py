@@ -1,0 +1,156 @@
+"""The interception core every client module hands its requests to.
+
+A client module turns a request its library is about to send into a ``SentRequest`` and
+calls ``route``; the lock that owns the running code decides: answer it (a
+``WireAnswer``), forward it and be told the answer (a ``Pending``), let it through
+untouched (``None``), or refuse it (it raises). Which lock owns the code is
+``origins.owner()``: the lock whose block (or a task, thread or job started in it) runs
+it. Code no open lock owns belongs to the only open lock; with several open, it is a
+``WireOwnershipError``, never a guess.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from headerlock.errors import WireOwnershipError
+from headerlock.testing.wire import origins
+from headerlock.testing.wire.apis import detect_api
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """A request as a client is about to send it. ``api`` names the model API it calls
+    (``None``: other traffic); ``client`` the library that sends it."""
+
+    client: str
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    api: str | None
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path or "/"
+
+    @property
+    def query(self) -> str:
+        return urlsplit(self.url).query
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or ""
+
+    @property
+    def port(self) -> int | None:
+        parts = urlsplit(self.url)
+        return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+def sent_request(
+    client: str, method: str, url: str, headers: Iterator[tuple[str, str]], body: bytes
+) -> SentRequest:
+    """A ``SentRequest``, its model API detected from the method and path."""
+    method = method.upper()
+    return SentRequest(
+        client, method, url, tuple(headers), body, detect_api(method, urlsplit(url).path)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WireAnswer:
+    """An HTTP answer: status, content type (the one header kept) and the decoded body."""
+
+    status: int
+    content_type: str | None
+    body: bytes
+
+
+Pending = Callable[[WireAnswer | None], None]
+"""Told the forwarded answer, or ``None`` when forwarding raised."""
+
+
+class Interceptor(Protocol):
+    """What a lock does with the requests of the code it owns."""
+
+    is_open: bool
+
+    def request(self, sent: SentRequest) -> WireAnswer | Pending | None:
+        """Answer, forward (``Pending``), pass (``None``) or raise."""
+
+    def refused(self, error: Exception) -> None:
+        """Keep an error raised for a request it could not own (raised again at exit)."""
+
+
+_guard = threading.RLock()
+_active: list[Interceptor] = []
+_installed: list[ModuleType] = []
+
+
+def route(sent: SentRequest) -> WireAnswer | Pending | None:
+    """The decision of the lock that owns the running code (``None`` when no lock is open)."""
+    owner = origins.owner()
+    with _guard:
+        active = list(_active)
+    for lock in active:
+        if lock is owner:
+            return lock.request(sent)
+    if not active:
+        return None
+    if len(active) == 1:
+        return active[0].request(sent)
+    error = WireOwnershipError(
+        f"headerlock: {sent.method} {sent.path} was sent by code that no open wire lock owns"
+        f" (a thread or task started outside them) while {len(active)} locks are open;"
+        " start it inside the lock it belongs to"
+    )
+    for lock in active:
+        lock.refused(error)
+    raise error
+
+
+def _client_modules() -> list[ModuleType]:
+    from headerlock.testing.wire.clients import CLIENTS
+
+    return [importlib.import_module(f"headerlock.testing.wire.clients.{n}") for n in CLIENTS]
+
+
+def seen_clients() -> list[str]:
+    """The libraries a lock sees requests of (installed here or not)."""
+    return [name for module in _client_modules() for name in module.LIBRARIES]
+
+
+@contextmanager
+def intercept(interceptor: Interceptor) -> Iterator[None]:
+    """Route the requests of the code ``interceptor`` owns to it for the block (every
+    client module installed on the first, uninstalled after the last)."""
+    with _guard:
+        if not _active:
+            try:
+                for module in _client_modules():
+                    module.install()
+                    _installed.append(module)
+            except BaseException:
+                _uninstall_all()
+                raise
+        _active.append(interceptor)
+    try:
+        yield
+    finally:
+        with _guard:
+            _active.remove(interceptor)
+            if not _active:
+                _uninstall_all()
+
+
+def _uninstall_all() -> None:
+    while _installed:
+        _installed.pop().uninstall()

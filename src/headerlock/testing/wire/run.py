@@ -1,0 +1,64 @@
+"""What a wire lock saw: its model requests as sent, and the recording read or written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from headerlock.formats.wire_recording import WireRecording
+from headerlock.testing.wire.apis import Split, model_api
+from headerlock.testing.wire.compare import Difference
+
+Mode = Literal["record", "replay", "new"]
+
+
+@dataclass(frozen=True, slots=True)
+class WireHeader:
+    """The header of a request as sent: config (volatile keys dropped), system, tools."""
+
+    config: dict[str, Any]
+    system: Any
+    tools: Any
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One model request seen under a lock (``number`` is 1-based, in the lock's order)."""
+
+    number: int
+    api: str
+    path: str
+    header: WireHeader
+    messages: Any
+    body: bytes
+    prefix_sha256: str
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tool names in the order sent."""
+        return tuple(model_api(self.api).tool_names(self.header.tools))
+
+    @classmethod
+    def of(cls, number: int, path: str, split: Split, body: bytes) -> WireRequest:
+        header = WireHeader(split.config, split.system, split.tools)
+        return cls(number, split.api, path, header, split.messages, body, split.prefix_sha256)
+
+
+@dataclass(slots=True, eq=False)
+class WireRun:
+    """What a lock saw: its requests, and the recording read or written.
+
+    ``requests`` are in the lock's order, the one its recording keeps: each task's or
+    thread's requests in the order it sent them, tasks in the order they were started
+    (see ``origins``), never the order answers arrived in; a failed attempt is left
+    out. For an agent that waits for each answer this is the order sent.
+    ``differences`` are the replay's, in the order found.
+    """
+
+    path: Path | None
+    mode: Mode
+    pinned: bool
+    requests: list[WireRequest] = field(default_factory=list)
+    recording: WireRecording | None = None
+    differences: list[Difference] = field(default_factory=list)

@@ -1,0 +1,277 @@
+"""What one wire lock does with each request of the code it owns (``clients.core``).
+
+- Live record: forward, keep the exchange (model requests and all other traffic).
+- Scripted record: answer model requests from the script; other traffic from the
+  previous recording at the same path, else refuse it (sealed).
+- Replay: answer every request from the recording, matched by content
+  (``matching``); a model request that matches nothing gets an HTTP 400 in its api's
+  error shape and a ``Difference``; other traffic that matches nothing is refused.
+
+Each exchange is keyed by its causal origin (``origins``), so the recording is written
+in the same order in every run. Hosts in ``allow_hosts`` pass untouched, unrecorded.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from dataclasses import dataclass, field
+
+from headerlock.errors import NetworkSealedError, ScriptExhaustedError
+from headerlock.formats.secrets import header_secrets
+from headerlock.formats.wire_http import HttpEntry, WireBody
+from headerlock.formats.wire_recording import WireEntry, WireRecording
+from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.testing.wire import origins, seal
+from headerlock.testing.wire.apis import Split, model_api
+from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
+from headerlock.testing.wire.compare import Difference, entry_differences, extra_request
+from headerlock.testing.wire.entry import build_entry, scrub_response
+from headerlock.testing.wire.matching import RecordedExchanges
+from headerlock.testing.wire.origins import Key
+from headerlock.testing.wire.run import WireRequest, WireRun
+from headerlock.testing.wire.script import JSON, WireScript
+
+_UNOWNED = sys.maxsize
+"""The first key part of requests from code no origin covers: after all others."""
+
+
+@dataclass(slots=True)
+class _Exchange:
+    key: Key
+    sent: SentRequest
+    split: Split | None
+    answer: WireAnswer
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a lock's requests left to decide at exit."""
+
+    refusals: list[Exception] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Model requests whose live answer was an error (status >= 400, or none)."""
+    script_error: ScriptExhaustedError | None = None
+
+
+def _answer_of(response: WireResponse) -> WireAnswer:
+    return WireAnswer(*response.to_http())
+
+
+def error_answer(api_name: str, message: str, code: str) -> WireAnswer:
+    """A plain HTTP 400 in the api's error shape (no ``x-should-retry``: never retried)."""
+    body = model_api(api_name).error_body(f"headerlock: {message}", code)
+    return WireAnswer(400, JSON, json.dumps(body, ensure_ascii=False).encode())
+
+
+class LockSession:
+    """The interceptor of one lock (``clients.core.Interceptor``, ``seal.Sealed``)."""
+
+    def __init__(
+        self,
+        run: WireRun,
+        *,
+        recording: WireRecording | None,
+        previous: WireRecording | None,
+        script: WireScript | None,
+        scrubber: Scrubber,
+        allow_hosts: frozenset[str],
+    ) -> None:
+        self.run = run
+        self.recording = recording
+        self.script = script
+        self.scrubber = scrubber
+        self.allow_hosts = allow_hosts
+        self.is_open = True
+        self.sealed = recording is not None or script is not None
+        self.outcome = Outcome()
+        self.exchanges: list[_Exchange] = []
+        source = recording if recording is not None else previous
+        self.models: RecordedExchanges[WireEntry] = RecordedExchanges(
+            recording.requests if recording is not None else ()
+        )
+        self.http: RecordedExchanges[HttpEntry] = RecordedExchanges(
+            source.http if source is not None else ()
+        )
+        self._keys: dict[int, Key] = {}
+        self._arrivals = 0
+        self._guard = threading.Lock()
+
+    # -- the interceptor ---------------------------------------------------------------
+    def refused(self, error: Exception) -> None:
+        with self._guard:
+            self.outcome.refusals.append(error)
+
+    def request(self, sent: SentRequest) -> WireAnswer | Pending | None:
+        if seal.normal_host(sent.host) in self.allow_hosts:
+            return None
+        key = self._key()
+        split = self._split(sent)
+        if split is None:
+            return self._other(sent, key)
+        self.scrubber = self.scrubber.plus(header_secrets(sent.headers))
+        if self.recording is not None:
+            return self._replay(sent, split, key)
+        if self.script is not None:
+            return self._scripted(sent, split, key)
+        return self._forward(sent, split, key)
+
+    # -- the three modes ----------------------------------------------------------------
+    def _replay(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
+        assert self.recording is not None
+        live = self._entry(split, sent.path, self.run.pinned)
+        with self._guard:
+            number = self._add_request(sent, split, key)
+            index = self.models.take(live)
+            if index is None:
+                found = self._explain_miss(number, live)
+                self.run.differences.extend(found)
+        if index is None:
+            summary = "; ".join(d.line() for d in found)
+            message = f"{summary} (recording {self.run.path})"
+            return error_answer(split.api, message, "headerlock_mismatch")
+        response = self.recording.requests[index].response
+        assert response is not None
+        return _answer_of(response)
+
+    def _explain_miss(self, number: int, live: WireEntry) -> list[Difference]:
+        closest = self.models.closest(live)
+        if closest is None:
+            return [extra_request(number, live, len(self.models.entries))]
+        recorded = self.models.entries[closest]
+        found = entry_differences(number, recorded, live, pinned=self.run.pinned)
+        return found or [Difference(number, live.api, "request", "differs from the recording")]
+
+    def _scripted(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
+        assert self.script is not None
+        origin = origins.current_origin()
+        try:
+            rendered = self.script.answer(
+                split.api, json.loads(sent.body), path=sent.path, origin=origin
+            )
+        except ScriptExhaustedError as error:
+            with self._guard:
+                self.outcome.script_error = self.outcome.script_error or error
+            return error_answer(split.api, str(error), "headerlock_script_exhausted")
+        answer = WireAnswer(*rendered)
+        with self._guard:
+            self.exchanges.append(_Exchange(key, sent, split, answer))
+            self._add_request(sent, split, key)
+        return answer
+
+    def _forward(self, sent: SentRequest, split: Split | None, key: Key) -> Pending:
+        def keep(answer: WireAnswer | None) -> None:
+            with self._guard:
+                if split is not None and (answer is None or answer.status >= 400):
+                    status = "no answer (a transport error)" if answer is None else answer.status
+                    self.outcome.failed.append(f"{sent.method} {sent.path}: HTTP {status}")
+                if answer is None:
+                    return  # a failed attempt (the SDK may retry) is not recorded
+                self.exchanges.append(_Exchange(key, sent, split, answer))
+                if split is not None:
+                    self._add_request(sent, split, key)
+
+        return keep
+
+    def _other(self, sent: SentRequest, key: Key) -> WireAnswer | Pending:
+        """Traffic that is not a model request (or whose body is not a JSON object)."""
+        if not self.sealed:
+            return self._forward(sent, None, key)
+        entry = self._http_entry(sent)
+        with self._guard:
+            index = self.http.take(entry)
+        if index is None:
+            error = NetworkSealedError(
+                f"headerlock: {sent.method} {self._shown(sent)} is not in the recording"
+                f" {self.run.path}; nothing leaves a sealed lock (replay, or a scripted"
+                f" record): record it live, or {seal.HOW_TO_ALLOW}",
+                host=sent.host,
+            )
+            self.refused(error)
+            raise error
+        response = self.http.entries[index].response
+        assert response is not None
+        answer = _answer_of(response)
+        if self.recording is None:  # a scripted record keeps what it answered
+            with self._guard:
+                self.exchanges.append(_Exchange(key, sent, None, answer))
+        return answer
+
+    # -- helpers ------------------------------------------------------------------------
+    def _key(self) -> Key:
+        origin = origins.current_origin()
+        if origin is not None:
+            return origin.next_key()
+        with self._guard:
+            self._arrivals += 1
+            return (_UNOWNED, self._arrivals)
+
+    def _split(self, sent: SentRequest) -> Split | None:
+        if sent.api is None:
+            return None
+        try:
+            return model_api(sent.api).split(sent.body)
+        except (ValueError, RecursionError):  # not a JSON object: kept as exact bytes
+            return None
+
+    def _add_request(self, sent: SentRequest, split: Split, key: Key) -> int:
+        number = len(self.run.requests) + 1
+        self.run.requests.append(WireRequest.of(number, sent.path, split, sent.body))
+        self._keys[number] = key
+        return number
+
+    def _entry(self, split: Split, path: str, pinned: bool) -> WireEntry:
+        return build_entry(split, path, pinned=pinned, scrubber=self.scrubber, ids=IdTokens())
+
+    def _http_entry(self, sent: SentRequest, answer: WireAnswer | None = None) -> HttpEntry:
+        body = WireBody.from_bytes(sent.body)
+        if body is not None and body.kind != "base64":
+            body = WireBody(body.kind, self.scrubber.data(body.value))
+        response = None
+        if answer is not None:
+            raw = WireResponse.from_http(answer.status, answer.content_type, answer.body)
+            response = scrub_response(raw, self.scrubber)
+        path = self.scrubber.text(sent.path)
+        return HttpEntry(sent.method, path, self.scrubber.query(sent.query), body, response)
+
+    def _shown(self, sent: SentRequest) -> str:
+        query = self.scrubber.query(sent.query)
+        return self.scrubber.text(sent.path) + (f"?{query}" if query else "")
+
+    def ordered_requests(self) -> list[WireRequest]:
+        """The run's requests in the lock's order, numbered again from 1."""
+        ranked = sorted(self.run.requests, key=lambda r: self._keys[r.number])
+        return [
+            WireRequest(n, r.api, r.path, r.header, r.messages, r.body, r.prefix_sha256)
+            for n, r in enumerate(ranked, start=1)
+        ]
+
+    def recorded(self, pinned: bool) -> WireRecording:
+        """The recording of the exchanges kept, in key order, scrubbed with every secret
+        seen (each request's ids numbered within it, so the same request always gives
+        the same entry)."""
+        kept = sorted(self.exchanges, key=lambda ex: ex.key)
+        secrets = [s for ex in kept for s in header_secrets(ex.sent.headers)]
+        self.scrubber = self.scrubber.plus(secrets)
+        models: list[WireEntry] = []
+        http: list[HttpEntry] = []
+        for ex in kept:
+            if ex.split is None:
+                http.append(self._http_entry(ex.sent, ex.answer))
+                continue
+            response = WireResponse.from_http(
+                ex.answer.status, ex.answer.content_type, ex.answer.body
+            )
+            models.append(
+                build_entry(
+                    ex.split,
+                    ex.sent.path,
+                    pinned=pinned,
+                    scrubber=self.scrubber,
+                    ids=IdTokens(),
+                    response=response,
+                )
+            )
+        return WireRecording(pinned, tuple(models), tuple(http))

@@ -1,0 +1,95 @@
+"""The raw-JSON span scanner: where each value of a JSON text starts and ends.
+
+The cacheable prefix is the bytes of the tools and the system exactly as sent,
+so they are cut out of the body by position, never re-serialized. The text is
+assumed valid JSON (it parsed with ``json.loads`` first); spans are
+``(start, end)`` byte offsets, ``end`` exclusive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+Span = tuple[int, int]
+
+_WS: Final = b" \t\r\n"
+_STRUCTURE: Final = re.compile(rb'["{}\[\]]')
+_SCALAR_END: Final = re.compile(rb"[,}\]\s]")
+
+
+def _skip(raw: bytes, i: int) -> int:
+    while i < len(raw) and raw[i] in _WS:
+        i += 1
+    return i
+
+
+def _string_end(raw: bytes, i: int) -> int:
+    """The end of the JSON string starting at ``raw[i] == '"'``."""
+    j = i + 1
+    while True:
+        j = raw.index(b'"', j)
+        backslashes = 0
+        while raw[j - 1 - backslashes] == 0x5C:
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return j + 1
+        j += 1
+
+
+def value_end(raw: bytes, i: int) -> int:
+    """The end of the JSON value starting at ``raw[i]`` (the text is valid JSON)."""
+    first = raw[i : i + 1]
+    if first == b'"':
+        return _string_end(raw, i)
+    if first not in (b"{", b"["):
+        match = _SCALAR_END.search(raw, i)
+        return match.start() if match else len(raw)
+    depth, j = 0, i
+    while (match := _STRUCTURE.search(raw, j)) is not None:
+        j = match.start()
+        char = raw[j : j + 1]
+        if char == b'"':
+            j = _string_end(raw, j)
+            continue
+        depth += 1 if char in (b"{", b"[") else -1
+        j += 1
+        if depth == 0:
+            return j
+    raise ValueError("unterminated JSON value")
+
+
+def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
+    """Byte spans of the values of the JSON object at ``start`` (last duplicate wins)."""
+    spans: dict[str, Span] = {}
+    i = _skip(raw, start)
+    if raw[i : i + 1] != b"{":
+        raise ValueError("not a JSON object")
+    i = _skip(raw, i + 1)
+    while raw[i : i + 1] == b'"':
+        key_end = _string_end(raw, i)
+        key = json.loads(raw[i:key_end])
+        i = _skip(raw, _skip(raw, key_end) + 1)  # past the colon
+        end = value_end(raw, i)
+        spans[key] = (i, end)
+        i = _skip(raw, end)
+        if raw[i : i + 1] == b",":
+            i = _skip(raw, i + 1)
+    return spans
+
+
+def array_elements(raw: bytes, start: int = 0) -> list[Span]:
+    """Byte spans of the elements of the JSON array at ``start``."""
+    i = _skip(raw, start)
+    if raw[i : i + 1] != b"[":
+        raise ValueError("not a JSON array")
+    spans: list[Span] = []
+    i = _skip(raw, i + 1)
+    while raw[i : i + 1] not in (b"]", b""):
+        end = value_end(raw, i)
+        spans.append((i, end))
+        i = _skip(raw, end)
+        if raw[i : i + 1] == b",":
+            i = _skip(raw, i + 1)
+    return spans

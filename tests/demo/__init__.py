@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.demo``: the demo apps and their tool plugins."""

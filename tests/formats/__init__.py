@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.formats``: YAML in and out, recordings, scrubbing, atomic files."""

@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.testing.order``: order invariance, strategies, flake hunting."""

@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.testing.plugin``: the pytest plugin, driven through pytester."""

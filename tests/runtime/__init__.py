@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.runtime``: the plugin host, tools, headers, the loop, adapters."""

@@ -1,0 +1,1 @@
+"""Tests of ``headerlock.testing.scenario``: fixtures, record and replay, pins."""

@@ -28,11 +28,18 @@ model: [{text: hello}]
 
 def env(**extra: str) -> dict[str, str]:
     """This environment without the test run's own encoding or xdist settings, plus ``extra``."""
-    drop = ("PYTHONIOENCODING", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_ADDOPTS")
+    drop = (
+        "PYTHONIOENCODING",
+        "PYTEST_XDIST_WORKER",
+        "PYTEST_XDIST_WORKER_COUNT",
+        "PYTEST_ADDOPTS",
+    )
     return {**{k: v for k, v in os.environ.items() if k not in drop}, **extra}
 
 
-def cli(cwd: Path, *args: str, timeout: float = 120, **extra: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    cwd: Path, *args: str, timeout: float = 120, **extra: str
+) -> subprocess.CompletedProcess[str]:
     """``headerlock *args`` in ``cwd``, in a process of its own."""
     return subprocess.run(
         [*HEADERLOCK, *args],
@@ -113,7 +120,9 @@ def wait_for(check: Callable[[], bool], *, timeout: float = 60, what: str = "a c
         time.sleep(0.05)
 
 
-def interrupt(process: subprocess.Popen[str], *, timeout: float = 15) -> tuple[int, str, str, float]:
+def interrupt(
+    process: subprocess.Popen[str], *, timeout: float = 15
+) -> tuple[int, str, str, float]:
     """Send SIGINT (Ctrl-C) to ``process``: its exit code, stdout, stderr and how long it
     took to end (seconds)."""
     sent = time.monotonic()

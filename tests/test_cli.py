@@ -71,7 +71,8 @@ def test_replay_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) ->
     broken.write_text("version: 1\n")
     code, out = run("replay", *dirs(project))
     assert code == 2
-    assert "missing key 'scenario'" in out
+    assert "missing key 'scenario'" not in out  # bad input: one line on stderr
+    assert "recordings/tool-turn.yaml: missing key 'scenario'" in capsys.readouterr().err
     code, _ = run("replay", "no-such", *dirs(project))
     assert code == 2
     assert "no-such.yaml: no such fixture" in capsys.readouterr().err

@@ -8,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import PINNED, cli, interrupt, no_traceback, one_line_error, start_cli, tree
-from tests.hostile import scenario as fixture
-from tests.hostile import wait_for, write
+from tests.hostile import (
+    PINNED,
+    cli,
+    interrupt,
+    no_traceback,
+    one_line_error,
+    scenario as fixture,
+    start_cli,
+    tree,
+    wait_for,
+    write,
+)
 
 PLUGINS = """\
 import asyncio, os, sys, time

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from headerlock._cli_parser import build_parser, one_line
+from headerlock._cli_parser import build_parser as build_parser, one_line
 from headerlock.errors import (
     CheckFailed,
     ConfigError,
@@ -25,7 +25,6 @@ from headerlock.errors import (
     InputFileError,
     MissingRecordingError,
     PinError,
-    RecordingError,
 )
 from headerlock.formats.secrets import redact_env
 from headerlock.runtime.plugins import add_import_root
@@ -165,7 +164,7 @@ async def _replay(
     for name in project.scenario_names():  # every bad recording: one stderr line each
         try:
             project.recording(name)
-        except RecordingError as error:
+        except InputFileError as error:
             bad += console.error(error)
     try:
         await project.check_files()

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from headerlock import TOOL_ORDER_REST, ToolSchema, order_tools
 from headerlock.errors import ConfigError, RecordingError

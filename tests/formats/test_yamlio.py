@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from headerlock.errors import YamlError
 from headerlock.formats.strict_yaml import YAML_C, dumps, load_file, loads

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,10 @@ def pid_in(path: Path) -> int:
     return int(path.read_text())
 
 
+def ended(pid: int) -> bool:
+    return not alive(pid)
+
+
 def test_a_hanging_run_and_its_forked_child_end_at_the_timeout(tmp_path: Path) -> None:
     root = project(tmp_path, "hangs")
     started = time.monotonic()
@@ -64,7 +69,7 @@ def test_a_hanging_run_and_its_forked_child_end_at_the_timeout(tmp_path: Path) -
     assert "run of 'case' (seed 0) did not finish within 3s (--timeout)" in line
     for marker in ("run", "grandchild"):
         pid = pid_in(root / marker)
-        wait_for(lambda pid=pid: not alive(pid), timeout=5, what=f"the {marker} to end")
+        wait_for(partial(ended, pid), timeout=5, what=f"the {marker} to end")
 
 
 def one_line_error_or_progress(result: object) -> str:
@@ -73,7 +78,9 @@ def one_line_error_or_progress(result: object) -> str:
 
     assert isinstance(result, subprocess.CompletedProcess)
     lines = [line for line in result.stderr.splitlines() if not line.startswith("progress:")]
-    kept = subprocess.CompletedProcess(result.args, result.returncode, result.stdout, "\n".join(lines))
+    kept = subprocess.CompletedProcess(
+        result.args, result.returncode, result.stdout, "\n".join(lines)
+    )
     return one_line_error(kept)
 
 
@@ -89,7 +96,7 @@ def test_ctrl_c_ends_flakes_with_one_line_exit_130_and_no_process_left(tmp_path:
     assert took < 5
     for marker in ("run", "grandchild"):
         pid = pid_in(root / marker)
-        wait_for(lambda pid=pid: not alive(pid), timeout=5, what=f"the {marker} to end")
+        wait_for(partial(ended, pid), timeout=5, what=f"the {marker} to end")
 
 
 def test_jobs_are_capped_at_the_machines_cores_and_it_says_so(tmp_path: Path) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import Phase, find, given, settings
-from hypothesis import strategies as st
+from hypothesis import Phase, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, validate_tool_order

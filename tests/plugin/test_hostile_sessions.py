@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import RUN_APP_CONFTEST
 from tests.hostile import PYTEST, pytest_env, wait_for, write
+from tests.support import RUN_APP_CONFTEST
 
 pytest.importorskip("xdist")
 
@@ -61,7 +61,11 @@ def start_pytest(root: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
 def test_a_session_never_removes_a_recording_written_after_it_started(tmp_path: Path) -> None:
     root = write(
         tmp_path,
-        {"pytest.ini": INI, "tests/conftest.py": RUN_APP_CONFTEST, "tests/test_agent.py": AGENT_TESTS},
+        {
+            "pytest.ini": INI,
+            "tests/conftest.py": RUN_APP_CONFTEST,
+            "tests/test_agent.py": AGENT_TESTS,
+        },
     )
     first = run_pytest(root, "--snapshot-update")
     assert first.returncode == 0, first.stdout
@@ -78,11 +82,17 @@ def test_a_session_never_removes_a_recording_written_after_it_started(tmp_path: 
         with (root / "tests" / "test_agent.py").open("a") as tests:
             tests.write(LATER_TESTS)
         second = run_pytest(
-            root, "--snapshot-update", "tests/test_agent.py::test_beta", "tests/test_agent.py::test_gamma"
+            root,
+            "--snapshot-update",
+            "tests/test_agent.py::test_beta",
+            "tests/test_agent.py::test_gamma",
         )
         assert second.returncode == 0, second.stdout
         assert (folder / "test_beta.yaml").exists(), second.stdout
-        beta, gamma = (folder / "test_beta.yaml").read_bytes(), (folder / "test_gamma.yaml").read_bytes()
+        beta, gamma = (
+            (folder / "test_beta.yaml").read_bytes(),
+            (folder / "test_gamma.yaml").read_bytes(),
+        )
         assert gamma != alpha
         (gate / "go").touch()
         out, _ = session_1.communicate(timeout=120)
@@ -94,7 +104,9 @@ def test_a_session_never_removes_a_recording_written_after_it_started(tmp_path: 
     assert (folder / "test_beta.yaml").read_bytes() == beta, out
     assert (folder / "test_gamma.yaml").read_bytes() == gamma, out
     assert not (folder / "test_gone.yaml").exists(), "a file unused since before still goes"
-    assert "headerlock: removed 1 unused recording: recordings/tests/test_agent/test_gone.yaml" in out
+    assert (
+        "headerlock: removed 1 unused recording: recordings/tests/test_agent/test_gone.yaml" in out
+    )
     assert (
         "headerlock: kept 2 recordings written after this session started (another session's?):"
         " recordings/tests/test_agent/test_beta.yaml, recordings/tests/test_agent/test_gamma.yaml"
@@ -161,7 +173,15 @@ def test_a_killed_workers_recordings_are_never_called_unused(tmp_path: Path, upd
     assert first.returncode == 0, first.stdout
     before = sorted(p.name for p in (root / "recordings").rglob("*.yaml"))
     assert before == ["test_alpha.yaml", "test_beta.yaml"]
-    args = ["-n", "2", "--dist", "loadgroup", "--max-worker-restart", "0", *(["--snapshot-update"] if update else [])]
+    args = [
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "--max-worker-restart",
+        "0",
+        *(["--snapshot-update"] if update else []),
+    ]
     result = run_pytest(root, *args, HX_CRASH="1")
     assert result.returncode == 1, result.stdout
     assert "crashed" in result.stdout, result.stdout

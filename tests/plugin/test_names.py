@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path, PurePath
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from headerlock.testing.plugin.names import (
     MAX_PART,

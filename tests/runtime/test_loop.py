@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from headerlock import TOOL_ORDER_REST, Context, ToolOrderError, ToolSchema
 from headerlock.errors import ReconstructionError

@@ -7,8 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from headerlock import (
     TOOL_ORDER_REST,

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, order_tools, validate_tool_order
 from headerlock.strategies import invalid_tool_orders, tool_orders, tool_sets

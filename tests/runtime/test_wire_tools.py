@@ -12,8 +12,7 @@ from typing import Any, cast
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from headerlock.errors import ToolOrderError, WireToolError
 from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools

@@ -146,7 +146,8 @@ def test_unpinned_recordings_keep_only_what_replay_compares(tmp_path: Path) -> N
     assert code == 0
     code, out = diff(a, c)
     assert code == 1
-    assert "tools removed search" in out
+    assert "segment tools, tool search; anthropic cache: tools_changed" in out
+    assert "tools: removed search" in out
 
 
 def test_only_response_and_request_count_differ(tmp_path: Path) -> None:

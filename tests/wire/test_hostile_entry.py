@@ -73,7 +73,11 @@ def test_a_stdlib_or_builtin_entry_is_refused_on_the_command_line(
     result = cli(root, command)
     assert result.returncode == 2, result.stdout + result.stderr
     line = one_line_error(result)
-    reason = "comes from the Python standard library" if "subprocess" in entry else "is a built-in function"
+    reason = (
+        "comes from the Python standard library"
+        if "subprocess" in entry
+        else "is a built-in function"
+    )
     assert f"config.entry: entry {entry!r} {reason}, not project code" in line, line
     assert "fixtures/case.yaml" in line
     assert not (root / "pwned").exists()
@@ -91,7 +95,7 @@ def test_a_stdlib_or_builtin_entry_is_refused_by_plain_pytest(tmp_path: Path, en
 
 def test_the_entry_guard_matches_the_plugin_guard() -> None:
     from headerlock.errors import ConfigError
-    from headerlock.testing.wire.driver import resolve_entry
+    from headerlock.testing.wire.agent_entry import resolve_entry
 
     for spec in ("os:system", "builtins:exec", "subprocess:run", "pathlib:Path"):
         with pytest.raises(ConfigError, match=f"entry '{spec}' (is a built-in|comes from the)"):
@@ -134,14 +138,17 @@ def test_a_blocking_entry_fails_its_pytest_item_at_the_timeout(tmp_path: Path) -
 @pytest.mark.parametrize("value", ["0", "-1", ".nan", ".inf", "soon"])
 def test_a_bad_turn_timeout_is_refused(tmp_path: Path, value: str) -> None:
     root = project(tmp_path)
-    (root / "fixtures" / "case.yaml").write_text(fixture("agent:agent", extra=f"  turn_timeout: {value}\n"))
+    (root / "fixtures" / "case.yaml").write_text(
+        fixture("agent:agent", extra=f"  turn_timeout: {value}\n")
+    )
     result = cli(root, "replay")
     assert result.returncode == 2, result.stdout + result.stderr
     assert "fixtures/case.yaml:5: config.turn_timeout:" in one_line_error(result)
 
 
 def test_turn_timeout_defaults_to_300_seconds() -> None:
-    from headerlock.testing.wire.driver import TURN_TIMEOUT, WireAppConfig
+    from headerlock.testing.wire.agent_entry import TURN_TIMEOUT
+    from headerlock.testing.wire.driver import WireAppConfig
 
     assert WireAppConfig(entry="agent:agent").turn_timeout == TURN_TIMEOUT == 300.0
     readme = (Path(__file__).parents[2] / "README.md").read_text()

@@ -58,16 +58,21 @@ def test_chat_plain_and_streamed_record_then_replay_offline(
     assert not replay.pinned
 
 
-def test_a_leaked_request_fails_in_replay(tmp_path: Path, model_server: ModelServer) -> None:
-    """Only model requests are served; anything else goes out, and the port is closed."""
+def test_an_unrecorded_request_is_refused_in_replay_and_fails_the_lock(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    """A sealed replay forwards nothing: an unrecorded request fails naming its URL, even
+    when the agent swallows the connection error."""
     path = tmp_path / "chat.yaml"
     model_server.script(REPLIES)
     with lock(path, mode="record"):
         chat_agent(chat_client(model_server.base_url))
-    with lock(path):
-        chat_agent(chat_client(CLOSED))
+    hits = len(model_server.hits)
+    with pytest.raises(WireMismatch, match=r"GET /v1/models is not in the recording"), lock(path):
+        chat_agent(chat_client(model_server.base_url))
         with pytest.raises(openai.APIConnectionError):
-            chat_client(CLOSED).models.list()
+            chat_client(model_server.base_url).models.list()
+    assert len(model_server.hits) == hits
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["httpx2", "legacy-httpx"])
@@ -231,7 +236,7 @@ def test_misuse_is_a_config_error(tmp_path: Path, model_server: ModelServer) -> 
         chat_agent(chat_client(model_server.base_url))
     with pytest.raises(ConfigError, match="the recording is not pinned; record it with pin=True"):
         lock(path, pin=True).__enter__()
-    with pytest.raises(ConfigError, match="mode must be 'record' or 'replay'"):
+    with pytest.raises(ConfigError, match="mode must be one of 'record', 'replay', 'new'"):
         lock(path, mode="live")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="replay needs the path"):
         lock(None)

@@ -15,8 +15,7 @@ import openai
 import pydantic
 import pytest
 from anthropic.types import Message, RawMessageStreamEvent
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 

@@ -57,7 +57,7 @@ def test_each_class_is_patched_once_even_when_modules_alias(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``httpx2.alias_httpx()`` makes ``httpx`` the same module: patch its classes once."""
-    monkeypatch.setattr(transport, "MODULES", ("httpx2", "httpx2", "httpx"))
+    monkeypatch.setattr(transport, "LIBRARIES", ("httpx2", "httpx2", "httpx"))
     with lock(None, mode="record", script=["x"]):
         assert len(transport.patched_classes()) == 4
         assert ask("http://127.0.0.1:9/v1") == "x"

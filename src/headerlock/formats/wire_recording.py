@@ -223,10 +223,11 @@ class _Reader:
         if list(sorted_names(names)) != names:
             self.fail(f"{key}.tool_names", "must be sorted (code-unit order)")
         sha = None
-        if pinned:
+        if pinned or "prefix_sha256" in data:  # an older unpinned file's hash is checked, dropped
             sha = self.str_(self.need(data, "prefix_sha256", key), f"{key}.prefix_sha256")
             if not _SHA256.fullmatch(sha):
                 self.fail(f"{key}.prefix_sha256", "must be 64 lowercase hex digits")
+            sha = sha if pinned else None
         system, tools = data["system"], data["tools"]
         prefix = self.prefix(data, key, pinned)
         if not pinned:

@@ -49,7 +49,8 @@ def resolve_plugin(path: str) -> Plugin:
         ) from None
     except (Exception, SystemExit) as error:
         raise PluginError(
-            f"plugin {path!r}: importing {module_name!r} failed: {describe_error(error)}", plugin=path
+            f"plugin {path!r}: importing {module_name!r} failed: {describe_error(error)}",
+            plugin=path,
         ) from None
     for part in attribute.split("."):
         try:

@@ -120,7 +120,7 @@ def prefix_break(a: WireRecording, b: WireRecording) -> PrefixBreak | None:
         if x.api != y.api:
             note = f"the api differs: {x.api} in A, {y.api} in B (another prefix altogether)"
             return PrefixBreak(number, y.api, None, (note,))
-        if x.prefix_sha256 == y.prefix_sha256:
+        if x.prefix_sha256 == y.prefix_sha256 and x.tool_names == y.tool_names:
             continue
         if x.prefix is not None and y.prefix is not None:
             return _pinned_break(number, x, y)

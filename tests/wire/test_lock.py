@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 
-from headerlock.errors import ConfigError, ScriptExhaustedError, WireRecordingError
+from headerlock.errors import ConfigError, ScriptExhaustedError, WireMismatch, WireRecordingError
 from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.testing.wire.clients import httpx_client as transport
 from headerlock.testing.wire.lock import lock

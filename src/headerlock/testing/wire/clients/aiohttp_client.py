@@ -16,22 +16,19 @@ client middlewares add to a request, and netrc credentials.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Mapping
-from contextlib import suppress
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.clients.core import SentRequest, WireAnswer, route, sent_request
+from headerlock.testing.wire.clients.libraries import Patches, find_library
 
 LIBRARIES: Final = ("aiohttp",)
 _CLIENT: Final = "aiohttp"
-_patched: list[tuple[type[Any], str, Any]] = []
+_patches = Patches()
 _found: dict[str, Any] = {}
 """The library imported by an earlier lock (while it stays imported)."""
 _absent: dict[str, tuple[str, ...]] = {}
@@ -276,44 +273,18 @@ def _wrap(original: Any) -> Any:
     return _request
 
 
-def _library() -> Any:
-    name = LIBRARIES[0]
-    module = _found.get(name)
-    if module is not None and sys.modules.get(name) is module:
-        return module
-    if _absent.get(name) == tuple(sys.path):
-        return None  # not installed: searching sys.path again on every lock costs a stat each
-    if importlib.util.find_spec(name) is None:
-        _absent[name] = tuple(sys.path)
-        return None
-    with suppress(ImportError):
-        module = importlib.import_module(name)
-        importlib.import_module(f"{name}.client_reqrep")
-        _found[name] = module
-        return module
-    return None
-
-
 def install() -> None:
     """Patch ``ClientSession._request`` when aiohttp is installed."""
-    aiohttp = _library()
-    if aiohttp is None:
-        return
-    cls = aiohttp.ClientSession
-    if any(done is cls for done, _, _ in _patched):
-        return
-    original = cls.__dict__["_request"]
-    setattr(cls, "_request", _wrap(original))  # noqa: B010
-    _patched.append((cls, "_request", original))
+    aiohttp = find_library(LIBRARIES[0], _found, _absent, "client_reqrep")
+    if aiohttp is not None:
+        _patches.patch(aiohttp.ClientSession, "_request", _wrap)
 
 
 def uninstall() -> None:
     """Restore ``ClientSession._request``."""
-    while _patched:
-        cls, method, original = _patched.pop()
-        setattr(cls, method, original)
+    _patches.restore()
 
 
 def patched_classes() -> list[type[Any]]:
     """The classes patched right now (for tests and diagnostics)."""
-    return [cls for cls, _, _ in _patched]
+    return _patches.classes()

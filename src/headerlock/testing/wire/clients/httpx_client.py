@@ -8,21 +8,18 @@ go through them and is not seen; the seal then refuses whatever it connects to.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from contextlib import suppress
 from typing import Any, Final
 
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.clients.core import WireAnswer, route, sent_request
+from headerlock.testing.wire.clients.libraries import Patches, find_library
 
 LIBRARIES: Final = ("httpx2", "httpx")
 _METHODS: Final = (
     ("HTTPTransport", "handle_request"),
     ("AsyncHTTPTransport", "handle_async_request"),
 )
-_patched: list[tuple[type[Any], str, Any]] = []
+_patches = Patches()
 _found: dict[str, Any] = {}
 """Each library imported by an earlier lock (while it stays imported)."""
 _absent: dict[str, tuple[str, ...]] = {}
@@ -87,45 +84,24 @@ def _async(module: Any, original: Any) -> Any:
     return handle_async_request
 
 
-def _libraries() -> list[Any]:
-    found = []
-    for name in LIBRARIES:
-        module = _found.get(name)
-        if module is not None and sys.modules.get(name) is module:
-            found.append(module)
-            continue
-        if _absent.get(name) == tuple(sys.path):
-            continue  # not installed: searching sys.path again on every lock costs a stat each
-        if importlib.util.find_spec(name) is None:
-            _absent[name] = tuple(sys.path)
-            continue
-        with suppress(ImportError):
-            module = importlib.import_module(name)
-            _found[name] = module
-            found.append(module)
-    return found
-
-
 def install() -> None:
     """Patch the transports of every installed library."""
-    for module in _libraries():
+    for name in LIBRARIES:
+        module = find_library(name, _found, _absent)
+        if module is None:
+            continue
         for class_name, method in _METHODS:
             cls = getattr(module, class_name, None)
-            if cls is None or any(done is cls for done, _, _ in _patched):
-                continue  # an alias (httpx2.alias_httpx) of a class already patched
-            original = cls.__dict__[method]
-            wrap = _sync if method == "handle_request" else _async
-            setattr(cls, method, wrap(module, original))
-            _patched.append((cls, method, original))
+            if cls is not None:  # an alias (httpx2.alias_httpx) is patched once
+                wrap = _sync if method == "handle_request" else _async
+                _patches.patch(cls, method, lambda original, w=wrap, m=module: w(m, original))
 
 
 def uninstall() -> None:
     """Restore every patched transport method."""
-    while _patched:
-        cls, method, original = _patched.pop()
-        setattr(cls, method, original)
+    _patches.restore()
 
 
 def patched_classes() -> list[type[Any]]:
     """The transport classes patched right now (for tests and diagnostics)."""
-    return [cls for cls, _, _ in _patched]
+    return _patches.classes()

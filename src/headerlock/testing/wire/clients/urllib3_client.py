@@ -14,23 +14,21 @@ of that one request, not requests of their own.
 from __future__ import annotations
 
 import contextvars
-import importlib
-import importlib.util
 import inspect
 import io
-import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from http import HTTPStatus
 from typing import Any, Final
 
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.clients.core import WireAnswer, route, sent_request
+from headerlock.testing.wire.clients.libraries import Patches, find_library
 
 LIBRARIES: Final = ("requests", "urllib3", "botocore")
 _CLIENT: Final = "urllib3"
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-_patched: list[tuple[type[Any], str, Any]] = []
+_patches = Patches()
 _found: dict[str, Any] = {}
 """urllib3 imported by an earlier lock (while it stays imported)."""
 _absent: dict[str, tuple[str, ...]] = {}
@@ -160,44 +158,19 @@ def _wrap(urllib3: Any, original: Any) -> Any:
     return urlopen
 
 
-def _library() -> Any:
-    name = "urllib3"
-    module = _found.get(name)
-    if module is not None and sys.modules.get(name) is module:
-        return module
-    if _absent.get(name) == tuple(sys.path):
-        return None  # not installed: searching sys.path again on every lock costs a stat each
-    if importlib.util.find_spec(name) is None:
-        _absent[name] = tuple(sys.path)
-        return None
-    with suppress(ImportError):
-        module = importlib.import_module(name)
-        importlib.import_module(f"{name}.connectionpool")
-        _found[name] = module
-        return module
-    return None
-
-
 def install() -> None:
     """Patch ``HTTPConnectionPool.urlopen`` when urllib3 is installed."""
-    urllib3 = _library()
-    if urllib3 is None:
-        return
-    cls = urllib3.connectionpool.HTTPConnectionPool
-    if any(done is cls for done, _, _ in _patched):
-        return
-    original = cls.__dict__["urlopen"]
-    setattr(cls, "urlopen", _wrap(urllib3, original))  # noqa: B010
-    _patched.append((cls, "urlopen", original))
+    urllib3 = find_library("urllib3", _found, _absent, "connectionpool")
+    if urllib3 is not None:
+        pool = urllib3.connectionpool.HTTPConnectionPool
+        _patches.patch(pool, "urlopen", lambda original: _wrap(urllib3, original))
 
 
 def uninstall() -> None:
     """Restore ``HTTPConnectionPool.urlopen``."""
-    while _patched:
-        cls, method, original = _patched.pop()
-        setattr(cls, method, original)
+    _patches.restore()
 
 
 def patched_classes() -> list[type[Any]]:
     """The classes patched right now (for tests and diagnostics)."""
-    return [cls for cls, _, _ in _patched]
+    return _patches.classes()

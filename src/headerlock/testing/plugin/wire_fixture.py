@@ -57,17 +57,11 @@ from headerlock.testing.plugin.wire_classes import (
     unchecked_message,
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
-from headerlock.testing.wire.compare import Difference, report
+from headerlock.testing.wire.compare import RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRun
 
 PLUGIN_NAME: Final = "headerlock-wire-calls"
-RE_RECORD: Final = "If the change is intended, re-record"
-ORDER_HINT: Final = (
-    "The same tools or requests in another order: an order flake, not a change to re-record."
-    " Find it with `headerlock flakes` (fresh processes, varied hash seeds) and check the"
-    " agent with headerlock.wire.assert_order_invariant; order_wire_tools sorts a tool list."
-)
 _MARKER_KEYS: Final = ("header_class", "redact_env", "script")
 _OPEN = pytest.StashKey["OpenLock"]()
 _VERDICT = pytest.StashKey["Verdict"]()
@@ -188,13 +182,8 @@ class OpenLock:
     def _mismatch(self, mismatch: WireMismatch) -> WireMismatch:
         text = report(self.run.differences, path=self.path.as_posix())
         lines = text.splitlines()
-        if order_only(self.run.differences) or "headerlock flakes" in text:
-            if lines[-1].startswith(RE_RECORD):  # re-recording cannot fix a flake
-                del lines[-1]
-            if "headerlock flakes" not in text:
-                lines.append(ORDER_HINT)
-        elif lines[-1].startswith(RE_RECORD):
-            lines[-1] = f"{RE_RECORD}: {record_test_command(self.item)}"
+        if lines[-1] == RECORD_HINT:  # say how to re-record this very test
+            lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
         differences = mismatch.differences or [d.line() for d in self.run.differences]
         error = WireMismatch("\n".join(lines), path=mismatch.path, differences=differences)
         error.__context__ = mismatch.__context__  # the agent's error, if any
@@ -230,14 +219,6 @@ class OpenLock:
         )
         if message is not None:
             raise _rule(self.item, PinError([message]), plain=True)
-
-
-def order_only(differences: Sequence[Difference]) -> bool:
-    """Whether a replay's differences are only tools in another order (and the prefix
-    bytes that moved with them)."""
-    moved = [d for d in differences if d.segment == "tools" and d.detail.startswith("order ")]
-    rest = [d for d in differences if d.segment != "prefix" and d not in moved]
-    return bool(moved) and not rest
 
 
 _INTERRUPTED = pytest.StashKey[list[tuple[str, str]]]()

@@ -249,9 +249,9 @@ def unsent_requests(recorded: Sequence[WireEntry], unserved: Sequence[int]) -> D
 
 
 ORDER_HINT: Final = (
-    "The same tools were sent in another order: that is a flake, not a change to re-record."
-    " Find what orders them with `headerlock flakes` and prove the fix with"
-    " headerlock.wire.assert_order_invariant (or order them with order_wire_tools)."
+    "The same tools or requests in another order: an order flake, not a change to re-record."
+    " Find it with `headerlock flakes` (fresh processes, varied hash seeds) and check the"
+    " agent with headerlock.wire.assert_order_invariant; order_wire_tools sorts a tool list."
 )
 RECORD_HINT: Final = (
     "If the change is intended, re-record: lock(..., mode='record'), or run pytest"

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-# Imported once here so that in-process pytester runs reuse them (see test_pytest_plugin).
-import headerlock.testing.plugin.items  # noqa: F401
+# Imported once here so that in-process pytester runs reuse them (see test_pytest_plugin):
+# a client module imported afresh by a later run would leave vcrpy holding the patch of
+# the earlier one (vcrpy restores what it found), which routes to a lock list nobody fills.
+import headerlock.testing.plugin.items
+import headerlock.testing.wire.clients.aiohttp_client
+import headerlock.testing.wire.clients.httpx_client
+import headerlock.testing.wire.clients.urllib3_client  # noqa: F401
 
 ROOT = Path(__file__).parents[2]
 BUNDLED = sorted(

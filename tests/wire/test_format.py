@@ -252,7 +252,7 @@ def test_a_system_change_under_a_pin_is_system_changed() -> None:
     assert [d.segment for d in found] == ["system", "prefix"]
     assert (
         found[0].line()
-        == 'request 3 (anthropic.messages) system: system: "You help." -> "You hinder."'
+        == "request 3 (anthropic.messages) system: system: 'You help.' -> 'You hinder.'"
     )
     prefix = found[1]
     tools_len = len(b'[{"name":"t","input_schema":{}}]')
@@ -274,4 +274,4 @@ def test_unpinned_comparison_sees_tool_names_not_tools() -> None:
     assert (found.segment, found.detail, found.tool) == ("tools", "removed a; added c", "a")
     reordered = _entry(False, CHAT.replace(b'"model" : "m"', b'"model" : "m2"'))
     [config] = entry_differences(1, old, reordered, pinned=False)
-    assert config.line() == 'request 1 (openai.chat) config: config.model: "m" -> "m2"'
+    assert config.line() == "request 1 (openai.chat) config: config.model: 'm' -> 'm2'"

@@ -139,7 +139,7 @@ def test_a_swallowed_mismatch_still_raises(tmp_path: Path, model_server: ModelSe
     assert error.response.headers.get("x-should-retry") is None
     assert len(run.requests) == 1  # a 400 is not retried
     message = str(info.value)
-    assert 'config.model: "gpt-test" -> "gpt-other"' in message
+    assert "config.model: 'gpt-test' -> 'gpt-other'" in message
     assert "recorded but never sent (2 recorded requests were not sent: 1, 2)" in message
     assert info.value.__context__ is None
 

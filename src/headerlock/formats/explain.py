@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from headerlock.formats.tool_sets import compare_tool_names
+
 MAX_PATHS = 20
 MAX_DIFF_LINES = 80
 _SEGMENT = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
@@ -53,9 +55,9 @@ def tool_order_changes(expected: Any, actual: Any, path: str = "") -> list[str]:
             where = f"{path}.{key}" if path else str(key)
             a, b = expected[key], actual[key]
             if key == "tools" and _named_list(a) and _named_list(b):
-                names_a, names_b = [t["name"] for t in a], [t["name"] for t in b]
-                if names_a != names_b and sorted(names_a) == sorted(names_b):
-                    lines.append(f"{where} order: {', '.join(names_a)} -> {', '.join(names_b)}")
+                change = compare_tool_names([t["name"] for t in a], [t["name"] for t in b])
+                if change.same_set and change.reordered:
+                    lines.append(f"{where} order: {change.order()}")
             else:
                 lines += tool_order_changes(a, b, where)
         return lines
@@ -85,30 +87,36 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else f"{text[:77]}..."
 
 
-def changed_paths(expected: Any, actual: Any) -> list[str]:
-    """One line per difference: ``path: expected -> actual`` (tools keyed by name)."""
+def changes(expected: Any, actual: Any, where: str = "", *, limit: int | None = None) -> list[str]:
+    """The one structural differ: a line per difference, ``path: expected -> actual``,
+    ``path: added value`` or ``path: removed value``, in path order, at most ``limit``.
+    Mappings compare by key (their order does not matter), lists by position, and
+    ``1``, ``1.0`` and ``true`` all differ, as in JSON. ``where`` prefixes each path."""
     from deepdiff import DeepDiff  # only when there is a difference to explain
 
-    diff = DeepDiff(key_tools_by_name(expected), key_tools_by_name(actual), verbose_level=2)
+    diff = DeepDiff(expected, actual, verbose_level=2)
     lines: list[str] = []
-    for kind, changes in diff.to_dict().items():
-        if isinstance(changes, Mapping):
-            items = list(changes.items())
-        else:
-            items = [(path, None) for path in changes]
+    for kind, found in diff.to_dict().items():
+        items = list(found.items()) if isinstance(found, Mapping) else [(p, None) for p in found]
         for path, detail in items:
-            where = readable_path(path)
-            if kind == "values_changed" or kind == "type_changes":
-                lines.append(
-                    f"{where}: {_short(detail['old_value'])} -> {_short(detail['new_value'])}"
-                )
+            at = readable_path(path)
+            at = f"{where}{'' if not at or at.startswith('[') else '.'}{at}" if where else at
+            if kind in ("values_changed", "type_changes") and isinstance(detail, Mapping):
+                old, new = _short(detail["old_value"]), _short(detail["new_value"])
+                lines.append(f"{at}: {old} -> {new}")
             elif kind.endswith("_added"):
-                lines.append(f"{where}: added {_short(detail)}")
+                lines.append(f"{at}: added {_short(detail)}")
             elif kind.endswith("_removed"):
-                lines.append(f"{where}: removed {_short(detail)}")
+                lines.append(f"{at}: removed {_short(detail)}")
             else:
-                lines.append(f"{where}: {kind}")
-    return sorted(lines, key=_path_order)
+                lines.append(f"{at}: {kind}")
+    lines.sort(key=_path_order)
+    return lines if limit is None else lines[:limit]
+
+
+def changed_paths(expected: Any, actual: Any) -> list[str]:
+    """``changes`` with every ``tools`` list of named schemas keyed by tool name."""
+    return changes(key_tools_by_name(expected), key_tools_by_name(actual))
 
 
 def _path_order(line: str) -> list[Any]:

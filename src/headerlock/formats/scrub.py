@@ -28,6 +28,7 @@ from headerlock.runtime.session import (
     ASSISTANT_MESSAGE,
     REQUEST_HEADER,
     REQUEST_HEADER_DELTA,
+    REQUEST_MESSAGES,
     TOOL_CALL,
     TOOL_RESULT,
     TURN_END,
@@ -219,6 +220,20 @@ def _scrub_event(event: Any, ids: Mapping[str, str], pinned: bool) -> None:
                 call["id"] = ids[call["id"]]
     elif kind in (TOOL_CALL, TOOL_RESULT) and isinstance(data.get("id"), str) and data["id"] in ids:
         data["id"] = ids[data["id"]]
+    elif kind == REQUEST_MESSAGES and ids:
+        data["messages"] = _with_ids(data.get("messages"), ids)
+
+
+def _with_ids(value: Any, ids: Mapping[str, str]) -> Any:
+    """``value`` with every string that is a known tool-call id replaced by its token
+    (the ids an ``app: wire`` agent sends back, in whatever shape its API has)."""
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {k: _with_ids(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_ids(v, ids) for v in value]
+    return value
 
 
 def full_headers(events: Sequence[Mapping[str, Any]]) -> list[tuple[int, RequestHeader, str]]:

@@ -24,6 +24,8 @@ TOOL_CALL: Final = "tool/call"
 TOOL_RESULT: Final = "tool/result"
 STEP_END: Final = "step/end"
 TURN_END: Final = "turn/end"
+REQUEST_MESSAGES: Final = "request/messages"
+"""Logged per model request of an ``app: wire`` run: ``{turn, step, api, path, messages}``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from headerlock.errors import HeaderlockError, WireRecordingError
 from headerlock.formats.explain import changed_paths
+from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.runtime.canonical import canonical_json
@@ -199,22 +200,20 @@ def _tools_lines(head: str, api: str, pin: PinnedHeader, sent: Any) -> list[str]
         detail = changed_paths({"tools": pin.tools}, {"tools": sent})
         title = f"{where}: differ from the pin's request {number} (pin -> this test):"
         return [title, *_indented(detail)]
+    change = compare_tool_names(list(old), list(new))
     lines = [
-        f"{where}, tool {n}: missing (the pin's request {number} has it)"
-        for n in old
-        if n not in new
+        f"{where}, tool {n}: missing (the pin's request {number} has it)" for n in change.removed
     ]
-    lines += [f"{where}, tool {n}: not in the pin's request {number}" for n in new if n not in old]
-    for name in (n for n in new if n in old and not same(old[n], new[n])):
+    lines += [f"{where}, tool {n}: not in the pin's request {number}" for n in change.added]
+    for name in (n for n in change.after if not same(old[n], new[n])):
         lines.append(
             f"{where}, tool {name}: differs from the pin's request {number} (pin -> this test):"
         )
         lines += _indented(changed_paths({name: old[name]}, {name: new[name]}))
     if not lines:
-        order = f"{', '.join(old)} -> {', '.join(new)}"
         lines.append(
             f"{where}: the same tools in another order than the pin's request {number}:"
-            f" {order} ({ORDER_HINT})"
+            f" {change.order()} ({ORDER_HINT})"
         )
     return lines
 

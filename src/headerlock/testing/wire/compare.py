@@ -12,10 +12,12 @@ provider cache's reason when its API module names one, as Anthropic's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from headerlock.formats.explain import changes
+from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
 from headerlock.runtime.wire_tools import wire_tool_name
@@ -54,42 +56,8 @@ def same(a: Any, b: Any) -> bool:
     return a is b or canonical_json(a) == canonical_json(b)
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= 60 else f"{text[:57]}..."
-
-
-def changes(recorded: Any, sent: Any, where: str, limit: int = MAX_CHANGES) -> list[str]:
-    """Up to ``limit`` lines ``path: recorded -> sent`` for the leaves that differ."""
-    out: list[str] = []
-    _walk(recorded, sent, where, out, limit)
-    return out
-
-
-def _walk(a: Any, b: Any, where: str, out: list[str], limit: int) -> None:
-    if len(out) >= limit or same(a, b):
-        return
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for key in sorted({*a, *b}, key=str):
-            at = f"{where}.{key}"
-            if key not in b:
-                out.append(f"{at}: removed (was {_short(a[key])})")
-            elif key not in a:
-                out.append(f"{at}: added {_short(b[key])}")
-            else:
-                _walk(a[key], b[key], at, out, limit)
-            if len(out) >= limit:
-                return
-    elif isinstance(a, list) and isinstance(b, list):
-        for n, (x, y) in enumerate(zip(a, b, strict=False)):
-            _walk(x, y, f"{where}[{n}]", out, limit)
-        if len(a) != len(b) and len(out) < limit:
-            extra = "fewer" if len(a) > len(b) else "more"
-            out.append(
-                f"{where}: {abs(len(a) - len(b))} {extra} items (recorded {len(a)}, sent {len(b)})"
-            )
-    else:
-        out.append(f"{where}: {_short(a)} -> {_short(b)}")
+def _changes(recorded: Any, sent: Any, where: str) -> str:
+    return "; ".join(changes(recorded, sent, where, limit=MAX_CHANGES))
 
 
 def entry_differences(
@@ -105,13 +73,13 @@ def entry_differences(
     for segment in ("config", "system"):
         a, b = getattr(recorded, segment), getattr(sent, segment)
         if not same(a, b):
-            found.append(Difference(number, api, segment, "; ".join(changes(a, b, segment))))
+            found.append(Difference(number, api, segment, _changes(a, b, segment)))
     if pinned:
         found += _tool_differences(number, api, recorded.tools, sent.tools)
     elif not same(recorded.tools, sent.tools) or recorded.tool_names != sent.tool_names:
         found.append(_names_difference(number, api, recorded, sent))
     if not same(recorded.messages, sent.messages):
-        detail = "; ".join(changes(recorded.messages, sent.messages, "messages"))
+        detail = _changes(recorded.messages, sent.messages, "messages")
         found.append(Difference(number, api, "messages", detail))
     if pinned and recorded.prefix_sha256 != sent.prefix_sha256:
         found.append(prefix_difference(number, api, recorded, sent))
@@ -123,13 +91,11 @@ def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntr
         count = {True: "no tools", False: "tools"}
         detail = f"recorded {count[recorded.tools is None]}, sent {count[sent.tools is None]}"
         return Difference(number, api, "tools", detail)
-    removed = [n for n in recorded.tool_names if n not in sent.tool_names]
-    added = [n for n in sent.tool_names if n not in recorded.tool_names]
-    parts = [f"removed {', '.join(removed)}"] if removed else []
-    parts += [f"added {', '.join(added)}"] if added else []
-    if not parts:
-        parts = [f"tool names {list(recorded.tool_names)} -> {list(sent.tool_names)}"]
-    tool = (removed + added)[0] if removed + added else None
+    change = compare_tool_names(recorded.tool_names, sent.tool_names)
+    parts = change.membership() or [
+        f"tool names {list(recorded.tool_names)} -> {list(sent.tool_names)}"
+    ]
+    tool = change.first_changed
     return Difference(number, api, "tools", "; ".join(parts), tool=tool)
 
 
@@ -141,22 +107,21 @@ def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[D
     if same(recorded, sent):
         return []
     if not isinstance(recorded, list) or not isinstance(sent, list):
-        detail = f"{_short(recorded)} -> {_short(sent)}"
-        return [Difference(number, api, "tools", detail)]
+        return [Difference(number, api, "tools", _changes(recorded, sent, "tools"))]
     old, new = _by_name(api, recorded), _by_name(api, sent)
-    found = [Difference(number, api, "tools", f"removed {n}", tool=n) for n in old if n not in new]
-    found += [Difference(number, api, "tools", f"added {n}", tool=n) for n in new if n not in old]
-    for name in (n for n in new if n in old and not same(old[n], new[n])):
-        detail = f"{name} changed: " + "; ".join(changes(old[name], new[name], name))
+    change = compare_tool_names(list(old), list(new))
+    found = [Difference(number, api, "tools", f"removed {n}", tool=n) for n in change.removed]
+    found += [Difference(number, api, "tools", f"added {n}", tool=n) for n in change.added]
+    for name in (n for n in change.after if not same(old[n], new[n])):
+        detail = f"{name} changed: " + _changes(old[name], new[name], name)
         found.append(Difference(number, api, "tools", detail, tool=name))
-    common_old = [n for n in old if n in new]
-    common_new = [n for n in new if n in old]
-    if common_old != common_new:
-        moved = next(a for a, b in zip(common_old, common_new, strict=True) if a != b)
-        detail = f"order {', '.join(common_old)} -> {', '.join(common_new)}"
-        found.append(Difference(number, api, "tools", detail, tool=moved, reordered=True))
+    if change.reordered:
+        detail = f"order {change.order()}"
+        found.append(
+            Difference(number, api, "tools", detail, tool=change.first_moved, reordered=True)
+        )
     if not found:  # same names, same data: a duplicate name or a changed count
-        found.append(Difference(number, api, "tools", "; ".join(changes(recorded, sent, "tools"))))
+        found.append(Difference(number, api, "tools", _changes(recorded, sent, "tools")))
     return found
 
 

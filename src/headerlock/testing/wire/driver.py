@@ -6,7 +6,10 @@ prompt and runs the agent (sync or async). Each step calls it inside
 script; the requests it sends become a session log (one model request per
 step, its header recorded by the runtime's header rule), so record, replay,
 pins, header classes, guards and ``headerlock flakes`` treat it like any other
-scenario.
+scenario. Each request's messages are logged too (``request/messages``), so a
+replay fails when the agent sends other messages (a changed tool result, injected
+text), as a ``lock()`` replay does. An agent that raises without having been
+given a scripted ``error:`` reply fails the run: such a turn is never recorded.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from headerlock.runtime.session import (
     ASSISTANT_CHUNK,
     ASSISTANT_ERROR,
     ASSISTANT_MESSAGE,
+    REQUEST_MESSAGES,
     STEP_END,
     STEP_START,
     TURN_END,
@@ -44,6 +48,7 @@ from headerlock.testing.wire.agent_entry import (
     resolve_entry,
 )
 from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.apis.base import script_id
 from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.run import WireRequest
 
@@ -134,7 +139,14 @@ class WireDriver:
                 except ScenarioRunError:
                     raise
                 except Exception as error:
-                    reason = {"kind": "error", "message": f"{type(error).__name__}: {error}"}
+                    message = f"{type(error).__name__}: {error}"
+                    if not _scripted_error(replies, run.requests[seen:]):
+                        raise ScenarioRunError(
+                            f"{job.name}: the agent {config.entry} raised at turn {turn}:"
+                            f" {message}",
+                            scenario=job.name,
+                        ) from None
+                    reason = {"kind": "error", "message": message}
                 new = run.requests[seen:]
                 for step, request in enumerate(new, 1):
                     session.append(STEP_START, {"turn": turn, "step": step})
@@ -143,7 +155,8 @@ class WireDriver:
                     previous = header
                     if record is not None:
                         session.append(record.type, record.data)
-                    _log_reply(session, turn, step, replies, request.number - 1)
+                    session.append(REQUEST_MESSAGES, _messages_data(turn, step, request))
+                    _log_reply(session, turn, step, replies, request)
                     session.append(STEP_END, {"turn": turn, "step": step})
                 reason["step"] = max(len(new), 1)
                 session.append(TURN_END, {"turn": turn, "reason": reason, "elapsed_ms": 0})
@@ -151,10 +164,31 @@ class WireDriver:
         return RunOutput(session.to_data(), None, str(job.workspace))
 
 
+def _scripted_error(replies: Sequence[Reply] | None, requests: Sequence[WireRequest]) -> bool:
+    """Whether a request of the turn was answered with a scripted ``error:`` reply (the
+    agent's error is then part of the scenario)."""
+    if replies is None:
+        return False
+    indexes = (r.number - 1 for r in requests)
+    return any(i < len(replies) and replies[i].error is not None for i in indexes)
+
+
+def _messages_data(turn: int, step: int, request: WireRequest) -> dict[str, Any]:
+    return {
+        "turn": turn,
+        "step": step,
+        "api": request.api,
+        "path": request.path,
+        "messages": request.messages,
+    }
+
+
 def _log_reply(
-    session: SessionLog, turn: int, step: int, replies: Sequence[Reply] | None, index: int
+    session: SessionLog, turn: int, step: int, replies: Sequence[Reply] | None, request: WireRequest
 ) -> None:
-    """The scripted reply a request got, as the runtime logs a model reply."""
+    """The scripted reply a request got, as the runtime logs a model reply (tool call ids
+    as the script rendered them, so the ids the agent sends back are the logged ones)."""
+    index = request.number - 1
     if replies is None or index >= len(replies):
         return
     reply = replies[index]
@@ -166,8 +200,9 @@ def _log_reply(
     message: dict[str, Any] = {"turn": turn, "step": step, "content": reply.text}
     calls = reply_to_data(reply).get("tool_calls")
     if calls:
+        prefix = model_api(request.api).call_id_prefix
         message["tool_calls"] = [
-            {"id": c.get("id") or f"call_{turn}_{step}_{i}", **c} for i, c in enumerate(calls)
+            {**c, "id": c.get("id") or script_id(prefix, index, i)} for i, c in enumerate(calls)
         ]
     session.append(ASSISTANT_MESSAGE, message)
 

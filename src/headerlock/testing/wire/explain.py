@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from headerlock.errors import HeaderlockError, InputFileError
-from headerlock.formats.explain import unified
+from headerlock.formats.explain import changes, unified
 from headerlock.formats.strict_yaml import loads, read_text
+from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_recording import (
     WireEntry,
     WireRecording,
@@ -26,7 +27,6 @@ from headerlock.formats.wire_recording import (
 from headerlock.testing.wire.apis import NAMES, model_api
 from headerlock.testing.wire.compare import (
     Difference,
-    changes,
     entry_differences,
     prefix_difference,
     short_sha,
@@ -96,14 +96,11 @@ def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
 def _hashed_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
     """Only the hashes (an unpinned side): name the segment when the tool names tell."""
     shas = f"prefix_sha256 {short_sha(a.prefix_sha256)} -> {short_sha(b.prefix_sha256)}"
-    removed = [n for n in a.tool_names if n not in b.tool_names]
-    added = [n for n in b.tool_names if n not in a.tool_names]
-    if removed or added or (a.tools is None) != (b.tools is None):
-        parts = [f"removed {', '.join(removed)}"] if removed else []
-        parts += [f"added {', '.join(added)}"] if added else []
-        note = f"{shas}; tools {'; '.join(parts) or 'added or removed'}"
+    change = compare_tool_names(a.tool_names, b.tool_names)
+    if not change.same_set or (a.tools is None) != (b.tools is None):
+        note = f"{shas}; tools {'; '.join(change.membership()) or 'added or removed'}"
         reason = model_api(b.api).cache_reason("tools")
-        tool = (removed + added)[0] if removed + added else None
+        tool = change.first_changed
         return PrefixBreak(number, b.api, "tools", (note,), tool=tool, cache_reason=reason)
     notes = (
         shas,

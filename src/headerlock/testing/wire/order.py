@@ -20,6 +20,7 @@ from typing import TypeVar
 from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 
 from headerlock.errors import ConfigError, UnorderedValueError, WireOrderError
+from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.runtime.aio import run_sync
 from headerlock.testing.wire.apis import Split, model_api, split_body
@@ -180,17 +181,16 @@ def _tools_detail(a: Split, b: Split) -> tuple[str | None, str]:
     """The first differing tool (named as in the first order) and what differs."""
     first, second = a.tool_names, b.tool_names
     if first != second:
-        at = next((i for i, (x, y) in enumerate(zip(first, second, strict=False)) if x != y), None)
-        if sorted(first) == sorted(second) and at is not None:
+        change = compare_tool_names(first, second)
+        if sorted(first) == sorted(second):  # (duplicates counted)
+            at = next(i for i, (x, y) in enumerate(zip(first, second, strict=True)) if x != y)
             return first[at], (
                 f"the same {len(first)} tools in another order: position {at + 1} is"
                 f" {first[at]} in the first order, {second[at]} in the second"
             )
-        only_a = [n for n in first if n not in second]
-        only_b = [n for n in second if n not in first]
-        parts = [f"only in the first: {', '.join(only_a)}"] if only_a else []
-        parts += [f"only in the second: {', '.join(only_b)}"] if only_b else []
-        tool = (only_a + only_b + [None])[0]
+        parts = [f"only in the first: {', '.join(change.removed)}"] if change.removed else []
+        parts += [f"only in the second: {', '.join(change.added)}"] if change.added else []
+        tool = change.first_changed
         return tool, "different tools; " + ("; ".join(parts) or f"{first} -> {second}")
     try:
         spans = model_api(a.api).tool_spans

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import earlier, profiles, report, scaling, startup, suites, throughput, wire
+from benchmarks import cache, earlier, profiles, report, scaling, startup, suites, throughput, wire
 from benchmarks.model import CONTEXT, ERROR, MET, NOT_MET, Check, Plan, missing
 
 RESULTS = Path(__file__).parent / "results.json"
@@ -58,6 +58,8 @@ WORKLOADS = (
     Workload("orders", (6,), throughput.permutations, throughput.profile_orders,
              "Target 6: permutation checks per second"),
     Workload("earlier", (0,), _earlier),
+    Workload("cache", (20,), cache.cache, None,
+             "Issue 20: cache report time per request; promptcachelint side by side"),
 )  # fmt: skip
 
 

@@ -359,6 +359,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Http(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
 
     def __init__(self, state: ModelServer) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)

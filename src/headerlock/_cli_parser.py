@@ -126,7 +126,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("a", type=Path)
     diff.add_argument("b", type=Path)
+    cache = commands.add_parser(
+        "cache",
+        help="where each wire recording's prompt cache breaks, why, and what it costs"
+        " (exit 1 on a finding)",
+    )
+    cache.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="wire recordings, or folders of them"
+    )
+    cache.add_argument(
+        "--html", type=Path, metavar="FILE", help="also write a self-contained HTML page"
+    )
+    _review_parser(commands)
     return parser
+
+
+def _review_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    review = commands.add_parser(
+        "review",
+        help="accept or reject pending changes (<name>.yaml.new, written by a replay that"
+        " mismatched): one by one in a terminal, or with the flags",
+    )
+    review.add_argument(
+        "--recordings",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the recordings are (default: the headerlock_recordings ini option, else"
+        " recordings)",
+    )
+    what = review.add_mutually_exclusive_group()
+    what.add_argument(
+        "--list", action="store_true", help="one line per pending file (exit 1 when any)"
+    )
+    what.add_argument("--accept", nargs="+", type=Path, metavar="PATH", default=None)
+    what.add_argument("--accept-all", action="store_true")
+    what.add_argument("--reject", nargs="+", type=Path, metavar="PATH", default=None)
+    what.add_argument("--reject-all", action="store_true")
 
 
 def _version() -> str:

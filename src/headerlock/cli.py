@@ -1,6 +1,7 @@
-"""The ``headerlock`` command line: demo, record, replay, diff.
+"""The ``headerlock`` command line: demo, record, replay, diff, review, cache.
 
-Exit codes: 0 all good, 1 a mismatch or failed guard, 2 bad input (a usage
+Exit codes: 0 all good, 1 a mismatch, a failed guard or a cache finding
+(``headerlock cache``), 2 bad input (a usage
 error, an unusable file or directory, a run that would check nothing). The
 working directory is the project root: fixtures' ``plugins:`` import from it.
 """
@@ -393,6 +394,14 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return asyncio.run(_demo(console))
     if args.command == "diff":
         return _diff(args.a, args.b, console)
+    if args.command == "cache":
+        from headerlock.testing.wire.cache.command import cache_command
+
+        return cache_command(args.paths, args.html, console.line)
+    if args.command == "review":
+        from headerlock.testing.review.command import review_command
+
+        return review_command(args, console.out)
     if args.command == "flake-worker":
         from headerlock.testing.order.flake_worker import serve_warm
 

@@ -11,10 +11,12 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     │   ├── RecordingClashError ............. two tests would write the same recording file
     │   ├── ScriptAmbiguityError ............ concurrent requests raced for differing replies
     │   ├── WireOwnershipError .............. a request could belong to two open wire locks
+    │   ├── IgnoreRuleError ................. an ignore rule matched no request of its session
     │   └── WireToolError ................... a tool given to order_wire_tools has no known shape
     ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
     │   ├── ScenarioError ................... a fixture (scenario) file is invalid
+    │   ├── StalePendingError ............... a pending file whose recording changed since
     │   └── RecordingError .................. a recording is malformed, tampered or outdated
     │       └── WireRecordingError .......... a wire recording is malformed (names file and key)
     ├── SerializationError (ValueError, TypeError) a value cannot be written as canonical YAML
@@ -47,7 +49,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
         │   └── WireOrderError .............. two orders of an agent's items sent different requests
         ├── RecordingRunError ............... a run made to record failed; nothing written
         ├── ScenarioRunError ................ a scenario's run crashed or hung; nothing written
-        └── WireMismatch .................... requests under a wire lock differ from the recording
+        ├── WireMismatch .................... requests under a wire lock differ from the recording
+        └── CacheBreakError ................. a recorded session's prompt cache breaks
 """
 
 from __future__ import annotations
@@ -438,6 +441,22 @@ class WireMismatch(CheckFailed):
         self.differences = tuple(differences)
 
 
+class CacheBreakError(CheckFailed):
+    """``assert_cache_stable`` found cache problems its ``allow`` list does not name.
+
+    ``path`` names the session's source (a recording, or ``run``); ``findings`` are one
+    line each (request, segment, byte, code, cause); ``codes`` their codes, in order.
+    """
+
+    def __init__(
+        self, message: str, *, path: str, findings: Sequence[str], codes: Sequence[str]
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.findings = tuple(findings)
+        self.codes = tuple(codes)
+
+
 class NetworkSealedError(HeaderlockError, ConnectionRefusedError):
     """A sealed wire lock (replay, or a scripted record) refused a request or a connection;
     nothing was sent. ``host`` names where it would have gone."""
@@ -464,3 +483,17 @@ class WireOwnershipError(ConfigError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, key="lock")
+
+
+class IgnoreRuleError(ConfigError):
+    """An ignore rule matched no request of its session (a misspelled path would silently
+    disable nothing). ``paths`` are the rules that matched nothing."""
+
+    def __init__(self, message: str, *, paths: Sequence[str]) -> None:
+        super().__init__(message, key="ignore")
+        self.paths = tuple(paths)
+
+
+class StalePendingError(InputFileError):
+    """A pending file (``<name>.yaml.new``) was written against a recording that changed
+    since; it is refused, not applied. ``path`` names the pending file."""

@@ -23,6 +23,8 @@ from headerlock._facade import facade as _facade
 
 if _typing.TYPE_CHECKING:
     from headerlock.errors import (
+        CacheBreakError as CacheBreakError,
+        IgnoreRuleError as IgnoreRuleError,
         NetworkSealedError as NetworkSealedError,
         ScriptAmbiguityError as ScriptAmbiguityError,
         ScriptExhaustedError as ScriptExhaustedError,
@@ -32,6 +34,14 @@ if _typing.TYPE_CHECKING:
     )
     from headerlock.runtime.wire_tools import (
         order_wire_tools as order_wire_tools,
+    )
+    from headerlock.testing.wire.cache.findings import (
+        CacheFinding as CacheFinding,
+    )
+    from headerlock.testing.wire.cache.report import (
+        CacheReport as CacheReport,
+        assert_cache_stable as assert_cache_stable,
+        cache_report as cache_report,
     )
     from headerlock.testing.wire.lock import (
         WireLock as WireLock,
@@ -53,6 +63,8 @@ if _typing.TYPE_CHECKING:
 
 _PUBLIC = {
     "headerlock.errors": (
+        "CacheBreakError",
+        "IgnoreRuleError",
         "NetworkSealedError",
         "ScriptAmbiguityError",
         "ScriptExhaustedError",
@@ -61,6 +73,12 @@ _PUBLIC = {
         "WireRecordingError",
     ),
     "headerlock.runtime.wire_tools": ("order_wire_tools",),
+    "headerlock.testing.wire.cache.findings": ("CacheFinding",),
+    "headerlock.testing.wire.cache.report": (
+        "CacheReport",
+        "assert_cache_stable",
+        "cache_report",
+    ),
     "headerlock.testing.wire.lock": (
         "WireLock",
         "lock",

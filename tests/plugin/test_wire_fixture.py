@@ -196,7 +196,7 @@ def test_a_tool_reorder_fails_the_pinned_replay_and_the_class_guard(
 ) -> None:
     run(project, "--snapshot-update").assert_outcomes(passed=3)
     monkeypatch.setenv("AGENT_ORDER", "ba")
-    result = run(project)
+    result = run(project, "--headerlock-no-pending")  # a mismatch answers an HTTP 400
     # failures of the tests, not teardown errors: test_pinned's replay, and test_agent's
     # class guard (its own recording keeps only the tool names)
     result.assert_outcomes(passed=1, failed=2)
@@ -351,7 +351,8 @@ def test_a_bad_marker_is_a_clear_error(project: pytest.Pytester) -> None:
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["ConfigError: tests/sub/test_agent.py::test_agent: @pytest.mark.headerlock_wire:"
-         " unknown keyword 'scripts'; expected script, redact_env or header_class"]
+         " unknown keyword 'scripts'; expected one of allow_hosts, header_class, ignore,"
+         " redact, redact_env, script"]
     )  # fmt: skip
 
 

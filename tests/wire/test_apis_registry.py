@@ -22,7 +22,7 @@ from headerlock.testing.wire.apis import NAMES, REGISTERED, detect_api, model_ap
 from headerlock.testing.wire.lock import lock
 
 SOURCE = Path(headerlock.__file__).parent
-BASE_MODULES = {"base"}
+BASE_MODULES = {"base", "cache_rules"}
 
 BODIES: dict[str, bytes] = {
     "openai.chat": b'{"model": "m", "user": "u1", "messages": [{"role": "system", "content": "S"},'

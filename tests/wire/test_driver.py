@@ -56,6 +56,18 @@ def tool_turn(prompt):
     return answer.choices[0].message.content
 
 
+def leaky(prompt):
+    # the key given to the SDK, also in the system text and the metadata
+    key = "sk-test-0123456789"
+    client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key=key, max_retries=0)
+    reply = client.chat.completions.create(
+        model="gpt-test", metadata={"debug": key},
+        messages=[{"role": "system", "content": f"debug key {key}"},
+                  {"role": "user", "content": prompt}],
+    )
+    return reply.choices[0].message.content
+
+
 def set_built(prompt):
     return _ask(prompt, tools())
 
@@ -188,3 +200,25 @@ def test_an_agent_that_crashes_is_never_recorded(tmp_path: Path) -> None:
     )
     assert "Traceback" not in crashed.stderr
     assert (project / "recordings" / "agent.yaml").read_bytes() == good
+
+
+def test_recording_a_wire_fixture_live_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Its model replies come from `model:`: a live record could not replay, so none is made."""
+    project = _project(tmp_path, "ordered")
+    result = _cli(project, "record", "--live", env={"HEADERLOCK_BASE_URL": "http://127.0.0.1:9"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot record a live endpoint" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (project / "recordings" / "agent.yaml").exists()
+
+
+def test_the_key_an_agent_gives_its_sdk_is_never_written(tmp_path: Path) -> None:
+    """Not in the header, the messages or the metadata of an ``app: wire`` recording."""
+    project = _project(tmp_path, "leaky")
+    recorded = _cli(project, "record")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    written = [p.read_text() for p in project.rglob("*.yaml") if "recordings" in p.parts]
+    assert written and all("sk-test-0123456789" not in text for text in written)
+    assert "debug key <<secret>>" in written[0]
+    replayed = _cli(project, "replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr

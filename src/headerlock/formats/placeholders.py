@@ -14,3 +14,9 @@ SECRET: Final = "<<secret>>"
 def id_token(number: int) -> str:
     """The placeholder of the ``number``-th distinct id of a recording (1-based)."""
     return f"<<id:{number}>>"
+
+
+IGNORED: Final = "<<ignored>>"
+"""A request value an ignore rule (``ignore=["config.seed"]``) keeps out: never compared."""
+FINGERPRINT: Final = "<<fingerprint>>"
+"""A live response's ``system_fingerprint`` (it changes with the provider's deployment)."""

@@ -4,17 +4,21 @@ The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
 ``GEMINI_API_KEY`` and ``GOOGLE_API_KEY``, of the variables named in
 ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
 pytest ini option ``headerlock_redact_env``, ``headerlock record
---redact-env``), and of the request headers ``authorization``, ``x-api-key``,
-``api-key`` and ``x-goog-api-key``. Values shorter than ``MIN_SECRET_LENGTH``
+--redact-env``), of the request headers ``authorization``, ``x-api-key``,
+``api-key``, ``x-goog-api-key`` and any whose name holds ``key``, ``token``,
+``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header), and of a
+URL's userinfo. Values shorter than ``MIN_SECRET_LENGTH``
 characters are never secrets: scrubbing a common word everywhere helps no one.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
+from urllib.parse import urlsplit
 
 from headerlock.errors import ConfigError
 
@@ -74,17 +78,49 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(secret_env(environ))
 
 
+CREDENTIAL_WORDS: Final = ("key", "token", "secret", "auth", "sig", "password")
+"""A header or query parameter whose name holds one of these carries a credential."""
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a header or query parameter named ``name`` carries a credential."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or any(word in lowered for word in CREDENTIAL_WORDS)
+
+
 def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
-    """The secret values among request ``headers`` (each also without ``Bearer``)."""
+    """The secret values among request ``headers``: every credential header's value, also
+    without its scheme (``Bearer``, ``Basic``, ...), and a Basic credential's password."""
     found: list[str] = []
     for name, value in headers:
-        if name.lower() not in SECRET_HEADERS:
+        if not is_credential_name(name):
             continue
         found.append(value)
         scheme, _, token = value.partition(" ")
-        if token and scheme.lower() == "bearer":
-            found.append(token.strip())
+        token = token.strip()
+        if not token:
+            continue
+        found.append(token)
+        if scheme.lower() == "basic":
+            found += _basic_secrets(token)
     return found
+
+
+def _basic_secrets(token: str) -> list[str]:
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    _, colon, password = decoded.partition(":")
+    return [decoded, password] if colon and password else [decoded]
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials in a URL's userinfo (``https://user:password@host``)."""
+    parts = urlsplit(url)
+    if parts.password:
+        return [parts.password, f"{parts.username or ''}:{parts.password}"]
+    return [parts.username] if parts.username and "@" in parts.netloc else []
 
 
 def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:

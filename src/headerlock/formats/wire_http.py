@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn
 
-from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_response import JSON_MAX_DEPTH, WireResponse, deeper_than
 
 RequestBodyKind = Literal["json", "text", "base64"]
 REQUEST_BODY_KINDS: Final[tuple[RequestBodyKind, ...]] = ("json", "text", "base64")
@@ -34,7 +34,8 @@ class WireBody:
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> WireBody | None:
-        """The body of ``raw`` bytes (``None`` when empty)."""
+        """The body of ``raw`` bytes (``None`` when empty): JSON data when it parses and
+        nests at most ``JSON_MAX_DEPTH`` levels, else UTF-8 text, else base64."""
         if not raw:
             return None
         try:
@@ -42,9 +43,10 @@ class WireBody:
         except UnicodeDecodeError:
             return cls("base64", base64.b64encode(raw).decode("ascii"))
         try:
-            return cls("json", json.loads(text))
-        except ValueError:
+            data = json.loads(text)
+        except (ValueError, RecursionError):  # not JSON, or too deep to parse
             return cls("text", text)
+        return cls("text", text) if deeper_than(data, JSON_MAX_DEPTH) else cls("json", data)
 
     def to_data(self) -> dict[str, Any]:
         return {self.kind: self.value}

@@ -12,6 +12,8 @@ with ids tokenized, and the response: status, content type and a ``json`` body, 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from headerlock.errors import OutputFileError, WireRecordingError, YamlError
 from headerlock.formats import placeholders
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump
+from headerlock.formats.scrub import find_secret
 from headerlock.formats.strict_yaml import loads, read_text
 from headerlock.formats.wire_http import HttpEntry, read_http_entry
 from headerlock.formats.wire_response import BODY_KINDS, BodyKind, SseEvent, WireResponse
@@ -261,7 +264,7 @@ class _Reader:
         return WirePrefix(tools, system)
 
     def response(self, value: Any, key: str) -> WireResponse:
-        allowed = ("content_type", "events", "json", "status", "text")
+        allowed = ("base64", "content_type", "events", "json", "status", "text")
         data = self.mapping(value, key, allowed)
         status = self.int_(self.need(data, "status", key), f"{key}.status")
         if not 100 <= status <= 599:
@@ -271,11 +274,16 @@ class _Reader:
         )
         kinds: list[BodyKind] = [k for k in BODY_KINDS if k in data]
         if len(kinds) != 1:
-            self.fail(key, "needs exactly one of events, json or text")
+            self.fail(key, "needs exactly one of base64, events, json or text")
         kind = kinds[0]
         body = data[kind]
-        if kind == "text":
-            self.str_(body, f"{key}.text")
+        if kind in ("text", "base64"):
+            self.str_(body, f"{key}.{kind}")
+        if kind == "base64":
+            try:
+                base64.b64decode(body, validate=True)
+            except (binascii.Error, ValueError):
+                self.fail(f"{key}.base64", "is not base64")
         elif kind == "events":
             if not isinstance(body, list):
                 self.fail(f"{key}.events", "must be a list")
@@ -297,11 +305,19 @@ class _Reader:
 def wire_recording_from_data(
     data: Any, *, path: str, apis: Collection[str] | None = None
 ) -> WireRecording:
-    """Validate loaded data; a ``WireRecordingError`` names the file and the key.
+    """Validate loaded data; a ``WireRecordingError`` names the file and the key, and
+    refuses a recording that holds a known secret (as a scenario recording is refused).
 
     ``apis`` are the model api names an entry may have (the wire registry's);
     without them, only the form ``provider.endpoint`` is checked.
     """
+    leaked = find_secret(data)
+    if leaked is not None:
+        raise WireRecordingError(
+            f"{leaked[0]} holds the value of {leaked[1]}; a secret must never be committed:"
+            f" rotate it and re-record (secrets are written as {placeholders.SECRET})",
+            path=path,
+        )
     return _Reader(path, apis).recording(data)
 
 

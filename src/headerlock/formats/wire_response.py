@@ -1,21 +1,54 @@
 """The answer half of a wire exchange: status, content type and the body, decoded.
 
-A body is kept as JSON data, as text, or as the server-sent ``events`` of a stream,
-each event with its data (JSON when it parses), name and id, so a replay hands the
-client the same stream.
+A body is kept as JSON data, as text, as the server-sent ``events`` of a stream, each
+event with its data (JSON when it parses), name and id, so a replay hands the client the
+same stream, or as ``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 SSE_MEDIA_TYPE: Final = "text/event-stream"
-BodyKind = Literal["json", "text", "events"]
-BODY_KINDS: Final[tuple[BodyKind, ...]] = ("events", "json", "text")
+BodyKind = Literal["json", "text", "events", "base64"]
+BODY_KINDS: Final[tuple[BodyKind, ...]] = ("base64", "events", "json", "text")
 _LINE: Final = re.compile(r"\r\n|\r|\n")
+JSON_MAX_DEPTH: Final = 256
+"""A JSON body nesting deeper than this is kept as its text: the recording's reader
+(``WIRE_MAX_DEPTH``) and the YAML writer stay far from their limits, and a body too
+deep for ``json.loads`` (a ``RecursionError``) is kept exactly too."""
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` lists and mappings deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _json(text: str) -> Any:
+    """``text`` parsed as JSON; ``ValueError`` when it is not JSON or nests too deep."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep to parse") from None
+    if deeper_than(data, JSON_MAX_DEPTH):
+        raise ValueError(f"JSON nested more than {JSON_MAX_DEPTH} levels deep")
+    return data
 
 
 def _dumps(value: Any) -> str:
@@ -75,7 +108,7 @@ def parse_sse(text: str) -> tuple[SseEvent, ...]:
 
 def _event(text: str, name: str | None, event_id: str | None) -> SseEvent:
     try:
-        return SseEvent(json.loads(text), True, name, event_id)
+        return SseEvent(_json(text), True, name, event_id)
     except ValueError:
         return SseEvent(text, False, name, event_id)
 
@@ -96,20 +129,28 @@ class WireResponse:
 
     @classmethod
     def from_http(cls, status: int, content_type: str | None, body: bytes) -> WireResponse:
-        """Parse a decoded body: SSE events, JSON data, or text."""
-        text = body.decode("utf-8", errors="replace")
+        """Parse a decoded body: SSE events, JSON data, text, or base64 of bytes that
+        are not UTF-8 (kept exactly)."""
         media = (content_type or "").split(";")[0].strip().lower()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            if media != SSE_MEDIA_TYPE:
+                return cls(status, content_type, "base64", base64.b64encode(body).decode("ascii"))
+            text = body.decode("utf-8", errors="replace")
         if media == SSE_MEDIA_TYPE:
             return cls(status, content_type, "events", parse_sse(text))
         if _is_json_type(content_type):
             try:
-                return cls(status, content_type, "json", json.loads(text))
+                return cls(status, content_type, "json", _json(text))
             except ValueError:
                 pass
         return cls(status, content_type, "text", text)
 
     def to_http(self) -> tuple[int, str | None, bytes]:
         """Status, content type and body bytes to hand back to a client."""
+        if self.kind == "base64":
+            return self.status, self.content_type, base64.b64decode(self.body)
         if self.kind == "events":
             text = "".join(event.render() for event in self.body)
         elif self.kind == "json":

@@ -14,13 +14,10 @@ from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
-from headerlock.formats.secrets import MIN_SECRET_LENGTH
+from headerlock.formats.secrets import MIN_SECRET_LENGTH, is_credential_name
 
 MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
-
-CREDENTIAL_WORDS: Final = ("key", "token", "secret", "auth", "sig", "password")
-"""A header or query parameter whose name holds one of these carries a credential."""
 
 Redact = Callable[[str], str]
 
@@ -57,18 +54,17 @@ class Scrubber:
         parts = []
         for pair in query.split("&"):
             name, sep, value = pair.partition("=")
-            lowered = unquote_plus(name).lower()
-            if sep and value and any(word in lowered for word in CREDENTIAL_WORDS):
+            if sep and value and is_credential_name(unquote_plus(name)):
                 value = placeholders.SECRET
             parts.append(self.text(name) + sep + self.text(value))
         return "&".join(parts)
 
     def data(self, value: Any) -> Any:
-        """A copy of plain data with every string value scrubbed (keys are kept)."""
+        """A copy of plain data with every string scrubbed, mapping keys included."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {k: self.data(v) for k, v in value.items()}
+            return {self.data(k): self.data(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value

@@ -26,7 +26,7 @@ import pytest
 
 from headerlock.errors import HeaderlockError
 from headerlock.testing.plugin.nodes import FixturesDir, GuardsItem
-from headerlock.testing.plugin.state import PATHS_KEY, relative_to_cwd, updating
+from headerlock.testing.plugin.state import PATHS_KEY, record_mode, relative_to_cwd, updating
 
 if TYPE_CHECKING:
     from headerlock.testing.plugin.items import Recorder
@@ -61,9 +61,45 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run every scenario under N plugin registration orders and load schedules;"
         " any change in the recorded bytes fails the scenario",
     )
+    group.addoption(
+        "--headerlock-record",
+        choices=("none", "new", "all"),
+        default=None,
+        help="none (default): replay, a missing recording is an error; new: record only the"
+        " tests that have no recording, replay the rest; all: re-record every test (the same"
+        " as --snapshot-update). Default: the headerlock_record ini option",
+    )
+    group.addoption(
+        "--headerlock-no-pending",
+        action="store_true",
+        default=False,
+        help="a replay that mismatches writes no <name>.yaml.new pending file (and answers the"
+        " mismatching request with an HTTP 400 instead of the recorded response)",
+    )
+    parser.addini("headerlock_record", "record mode: none, new or all", default="none")
+    parser.addini(
+        "headerlock_ignore",
+        "request paths never compared in any headerlock_wire test (config.seed,"
+        " messages[*].content); one reaching no request of the session is reported",
+        type="args",
+    )
+    group.addoption(
+        "--headerlock-cache",
+        nargs="?",
+        const="report",
+        default=None,
+        choices=("report", "fail"),
+        help="report every headerlock_wire test's prompt-cache breaks in the summary;"
+        " =fail also fails the tests whose session has one (write it as --headerlock-cache=fail)",
+    )
     parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
     parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
+    parser.addini(
+        "headerlock_cache",
+        "report (or fail on) every headerlock_wire test's prompt-cache breaks: report, fail, off",
+        default="",
+    )
     parser.addini(
         "headerlock_require_pin",
         "fail the headerlock_wire tests of a header class that has no pinned test",
@@ -81,11 +117,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "headerlock_wire(script=[...], redact_env=[...], header_class=NAME): the headerlock_wire"
-        " fixture's scripted model replies, extra secret environment variables and header class"
-        " (default: one per test module)",
+        "headerlock_wire(script=[...], redact_env=[...], redact=callable, ignore=[...],"
+        " allow_hosts=[...], header_class=NAME): the headerlock_wire fixture's scripted model"
+        " replies, extra secrets, request paths never compared, hosts let through and header"
+        " class (default: one per test module)",
     )
     _check_ini(config)
+    record_mode(config)  # a bad headerlock_record value is a usage error now
     root = config.rootpath
     from headerlock.formats.secrets import redact_env  # both light: no heavy dependency
     from headerlock.runtime.plugins import add_import_root
@@ -109,6 +147,9 @@ def pytest_configure(config: pytest.Config) -> None:
     classes = WireClasses(config, update=updating(config))
     config.stash[CLASSES_KEY] = classes
     config.pluginmanager.register(classes, "headerlock-wire-classes")
+    from headerlock.testing.plugin.wire_cache import install
+
+    install(config)  # --headerlock-cache / headerlock_cache: the cache report of wire tests
 
 
 def _check_ini(config: pytest.Config) -> None:

@@ -10,18 +10,26 @@ import pytest
 
 from headerlock.errors import MissingRecordingError, ReplayMismatch
 from headerlock.formats.fixture import Scenario
+from headerlock.formats.pending import pending_path
 from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import scrub_events
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.driver import ModelSource
-from headerlock.testing.plugin.state import project_of, record_test_command, updating
+from headerlock.testing.plugin.state import (
+    project_of,
+    record_test_command,
+    records_missing,
+    updating,
+)
 from headerlock.testing.plugin.updates import (
     claim,
     claim_recording,
     note_matched,
     recording_name_of,
     stage,
+    updates_of,
 )
+from headerlock.testing.scenario import pending
 from headerlock.testing.scenario.project import Project
 from headerlock.testing.scenario.replay import (
     assert_recordings_match,
@@ -47,7 +55,7 @@ def run_scenario_item(request: pytest.FixtureRequest, name: str) -> None:
             project,
             scenario,
             path,
-            update=updating(config),
+            update=records_missing(config, path),
             live=bool(config.getoption("headerlock_live")),
             permutations=int(config.getoption("headerlock_permutations")),
         )
@@ -73,7 +81,16 @@ async def _check_scenario(
             recording, output = await record_scenario(scenario, live=True)
         else:
             recording, output = await replay_scenario(scenario, expected)
-        _compare(scenario, path, expected, recording)
+        try:
+            _compare(scenario, path, expected, recording)
+        except ReplayMismatch as error:
+            if not project.pending:
+                raise
+            found = pending.pend(path, recording, error)
+            updates_of(item.config).ledger.pending.add(str(pending_path(path).resolve()))
+            raise found from None
+        if project.pending:
+            pending.clear(path)
     await project.check_pin_guard(scenario, output)
     if permutations > 0:
         from headerlock.testing.order.plugin_orders import (

@@ -50,6 +50,14 @@ class Ledger:
     unchanged: set[str] = field(default_factory=set)
     kept: dict[str, str] = field(default_factory=dict)
     """Recording -> node id of the failed item that did not replace it."""
+    changed: set[str] = field(default_factory=set)
+    """Written recordings that replaced an older file (the rest of ``written`` are new)."""
+    pending: set[str] = field(default_factory=set)
+    """Pending files (``<name>.yaml.new``) mismatching replays wrote."""
+    ignore_seen: set[str] = field(default_factory=set)
+    """The ini ``headerlock_ignore`` rules the session's wire tests ran with."""
+    ignore_matched: set[str] = field(default_factory=set)
+    """Those of them that matched some request."""
 
     def claim(self, path: str, nodeid: str) -> None:
         """Note that ``nodeid`` used the recording at ``path``."""
@@ -67,6 +75,10 @@ class Ledger:
             "written": sorted(self.written),
             "unchanged": sorted(self.unchanged),
             "kept": dict(self.kept),
+            "changed": sorted(self.changed),
+            "pending": sorted(self.pending),
+            "ignore_seen": sorted(self.ignore_seen),
+            "ignore_matched": sorted(self.ignore_matched),
         }
 
     @classmethod
@@ -85,6 +97,10 @@ class Ledger:
             written=set(data["written"]),
             unchanged=set(data["unchanged"]),
             kept=dict(data["kept"]),
+            changed=set(data.get("changed", ())),
+            pending=set(data.get("pending", ())),
+            ignore_seen=set(data.get("ignore_seen", ())),
+            ignore_matched=set(data.get("ignore_matched", ())),
         )
 
     def merge(self, other: Ledger) -> None:
@@ -104,3 +120,7 @@ class Ledger:
         self.written |= other.written
         self.unchanged |= other.unchanged
         self.kept.update(other.kept)
+        self.changed |= other.changed
+        self.pending |= other.pending
+        self.ignore_seen |= other.ignore_seen
+        self.ignore_matched |= other.ignore_matched

@@ -32,13 +32,52 @@ def project_of(config: pytest.Config) -> Project:
     if PROJECT_KEY not in config.stash:
         from headerlock.testing.scenario.project import Project
 
-        config.stash[PROJECT_KEY] = Project(*config.stash[PATHS_KEY])
+        config.stash[PROJECT_KEY] = Project(
+            *config.stash[PATHS_KEY], pending=pending_enabled(config)
+        )
     return config.stash[PROJECT_KEY]
 
 
+RECORD_MODES = ("none", "new", "all")
+"""``--headerlock-record`` (ini ``headerlock_record``): ``none`` replays (a missing
+recording is an error), ``new`` records only the tests that have no recording and
+replays the rest, ``all`` records everything (``--snapshot-update``)."""
+
+
+def record_mode(config: pytest.Config) -> str:
+    """This session's record mode (``all`` under ``--snapshot-update``)."""
+    if getattr(config.option, "update_snapshots", False):
+        return "all"
+    mode = getattr(config.option, "headerlock_record", None)
+    if mode is None:
+        try:
+            mode = str(config.getini("headerlock_record")).strip() or "none"
+        except ValueError:  # the plugin's options are not registered (a bare config)
+            mode = "none"
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(
+            f"headerlock: headerlock_record = {mode!r}: expected one of {', '.join(RECORD_MODES)}"
+        )
+    return mode
+
+
 def updating(config: pytest.Config) -> bool:
-    """Whether this session records (``--snapshot-update``)."""
-    return bool(getattr(config.option, "update_snapshots", False))
+    """Whether this session records everything (``--snapshot-update``,
+    ``--headerlock-record=all``)."""
+    return record_mode(config) == "all"
+
+
+def records_missing(config: pytest.Config, path: Path) -> bool:
+    """Whether a test whose recording is ``path`` records it now: under ``all``, or
+    under ``new`` when there is no recording yet."""
+    mode = record_mode(config)
+    return mode == "all" or (mode == "new" and not path.is_file())
+
+
+def pending_enabled(config: pytest.Config) -> bool:
+    """Whether a mismatching replay writes ``<name>.yaml.new`` (not
+    ``--headerlock-no-pending``)."""
+    return not getattr(config.option, "headerlock_no_pending", False)
 
 
 def record_test_command(item: pytest.Item) -> str:

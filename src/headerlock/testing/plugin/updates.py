@@ -264,6 +264,7 @@ class Updates:
 
     def _commit(self, item: pytest.Item, report: pytest.TestReport, staged: list[Staged]) -> None:
         for entry in staged:
+            existed = entry.path.is_file()
             try:
                 entry.write()
             except (HeaderlockError, OSError) as error:
@@ -271,6 +272,8 @@ class Updates:
                 report.longrepr = f"headerlock: {error}"
                 return
             self.ledger.written.add(_key(entry.path))
+            if existed:
+                self.ledger.changed.add(_key(entry.path))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         node = getattr(report, "node", None)  # set by xdist on the controller
@@ -351,16 +354,29 @@ class Updates:
         lines: list[str] = []
         if not (ledger.claims or self.unused or self.recordings.is_dir()):
             return lines
-        if self.update and (ledger.written or ledger.unchanged):
+        if ledger.written or (self.update and ledger.unchanged):
             lines.append(
                 f"{_count(len(ledger.written), 'recording')} written,"
                 f" {len(ledger.unchanged)} unchanged"
             )
-        elif ledger.matched:
+            lines += named_paths(ledger, _shown)
+        if ledger.matched and not self.update:
             lines.append(f"{_count(len(ledger.matched), 'recording')} matched")
+        if ledger.pending:
+            lines.append(
+                f"{_count(len(ledger.pending), 'pending change')}"
+                f" ({capped(sorted(_shown(p) for p in ledger.pending))});"
+                " accept or reject with: headerlock review"
+            )
+        unmatched = sorted(ledger.ignore_seen - ledger.ignore_matched)
+        if unmatched:
+            lines.append(
+                f"headerlock_ignore: {', '.join(map(repr, unmatched))} matched no request of"
+                " this session (a misspelled path ignores nothing)"
+            )
         for key, nodeid in sorted(ledger.kept.items()):
             lines.append(f"kept {_shown(key)}: {nodeid} failed, so it was not updated")
-        shown = ", ".join(_shown(p) for p in self.unused)
+        shown = capped([_shown(p) for p in self.unused])
         unused = _count(len(self.unused), "unused recording")
         if self.removed:
             removed = ", ".join(_shown(p) for p in self.removed)
@@ -383,6 +399,28 @@ class Updates:
             )
         lines.extend(f"could not remove {error}" for error in self.remove_errors)
         return lines
+
+
+SHOWN_PATHS = 10
+"""How many paths a summary line names before it says how many more."""
+
+
+def capped(paths: list[str], most: int = SHOWN_PATHS) -> str:
+    """``paths`` joined, at most ``most`` of them, then ``and N more``."""
+    shown = ", ".join(paths[:most])
+    return shown + (f", and {len(paths) - most} more" if len(paths) > most else "")
+
+
+def named_paths(ledger: Ledger, shown: Callable[[str], str]) -> list[str]:
+    """The lines naming the recordings written: new ones, changed ones."""
+    lines = []
+    changed = sorted(shown(k) for k in ledger.written & ledger.changed)
+    new = sorted(shown(k) for k in ledger.written - ledger.changed)
+    if new:
+        lines.append(f"  new: {capped(new)}")
+    if changed:
+        lines.append(f"  changed: {capped(changed)}")
+    return lines
 
 
 def _count(n: int, noun: str) -> str:

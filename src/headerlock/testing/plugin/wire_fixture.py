@@ -37,14 +37,17 @@ import pytest
 from headerlock.errors import (
     ConfigError,
     HeaderlockError,
+    IgnoreRuleError,
     MissingRecordingError,
     PinError,
     WireMismatch,
 )
 from headerlock.formats.secrets import env_secrets, secret_env, secret_values
+from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
-from headerlock.testing.plugin.state import record_test_command, updating
+from headerlock.testing.plugin.session_notes import ignore_rules, note_session
+from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
 from headerlock.testing.plugin.updates import claim_recording, note_matched, stage, updates_of
 from headerlock.testing.plugin.wire_classes import (
     FIXTURE,
@@ -58,11 +61,11 @@ from headerlock.testing.plugin.wire_classes import (
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
 from headerlock.testing.wire.compare import RECORD_HINT, report
-from headerlock.testing.wire.lock import WireLock
+from headerlock.testing.wire.lock import WireLock, pending_line
 from headerlock.testing.wire.run import WireRun
 
 PLUGIN_NAME: Final = "headerlock-wire-calls"
-_MARKER_KEYS: Final = ("header_class", "redact_env", "script")
+_MARKER_KEYS: Final = ("allow_hosts", "header_class", "ignore", "redact", "redact_env", "script")
 _OPEN = pytest.StashKey["OpenLock"]()
 _VERDICT = pytest.StashKey["Verdict"]()
 
@@ -75,6 +78,9 @@ class WireMarker:
     script: Sequence[Any] | None = None
     redact_env: tuple[str, ...] = ()
     header_class: str | None = None
+    ignore: tuple[str, ...] = ()
+    redact: Callable[[str], str] | None = None
+    allow_hosts: tuple[str, ...] = ()
 
 
 def wire_marker(item: pytest.Item) -> WireMarker:
@@ -90,7 +96,7 @@ def wire_marker(item: pytest.Item) -> WireMarker:
     unknown = sorted(set(marker.kwargs) - set(_MARKER_KEYS))
     if unknown:
         raise ConfigError(
-            f"{where}: unknown keyword {unknown[0]!r}; expected script, redact_env or header_class",
+            f"{where}: unknown keyword {unknown[0]!r}; expected one of {', '.join(_MARKER_KEYS)}",
             key=unknown[0],
         )
     header_class = marker.kwargs.get("header_class")
@@ -105,7 +111,29 @@ def wire_marker(item: pytest.Item) -> WireMarker:
             f"{where}: redact_env must be a list of environment variable names, got {names!r}",
             key="redact_env",
         )
-    return WireMarker(marker.kwargs.get("script"), tuple(names), header_class)
+    return WireMarker(
+        marker.kwargs.get("script"), tuple(names), header_class, *_more_options(where, marker)
+    )
+
+
+def _more_options(
+    where: str, marker: pytest.Mark
+) -> tuple[tuple[str, ...], Callable[[str], str] | None, tuple[str, ...]]:
+    """The marker's ``ignore``, ``redact`` and ``allow_hosts``, checked."""
+    ignore = marker.kwargs.get("ignore", ())
+    rules = tuple(p.text for p in parse_ignores(ignore, where=f"{where}: ignore"))
+    redact = marker.kwargs.get("redact")
+    if redact is not None and not callable(redact):
+        raise ConfigError(
+            f"{where}: redact must be a callable taking and returning a string, got {redact!r}",
+            key="redact",
+        )
+    hosts = marker.kwargs.get("allow_hosts", ())
+    if isinstance(hosts, str) or not all(isinstance(h, str) and h for h in hosts):
+        raise ConfigError(
+            f"{where}: allow_hosts must be a list of host names, got {hosts!r}", key="allow_hosts"
+        )
+    return rules, redact, tuple(hosts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +191,10 @@ class OpenLock:
             self.lock.__exit__(None if error is None else type(error), error, traceback)
         except WireMismatch as found:
             mismatch = found
+        except IgnoreRuleError as found:
+            raise _rule(self.item, found, plain=True) from None
+        finally:
+            note_session(self.item, self.run, self.lock)
         if mismatch is None and self.run.differences and not isinstance(error, _NotRun):
             # the lock let a BaseException (a skip, an xfail) pass: the verdict still stands
             mismatch = WireMismatch("", path=str(self.path), differences=[])
@@ -184,6 +216,8 @@ class OpenLock:
         lines = text.splitlines()
         if lines[-1] == RECORD_HINT:  # say how to re-record this very test
             lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
+        if self.run.pending is not None:
+            lines.append(pending_line(self.run.pending))
         differences = mismatch.differences or [d.line() for d in self.run.differences]
         error = WireMismatch("\n".join(lines), path=mismatch.path, differences=differences)
         error.__context__ = mismatch.__context__  # the agent's error, if any
@@ -295,7 +329,7 @@ def _install(config: pytest.Config) -> None:
 
 
 def _open(item: pytest.Item, path: Path) -> OpenLock:
-    update = updating(item.config)
+    update = records_missing(item.config, path)
     pinned = item.get_closest_marker(PIN_MARKER) is not None
     options = wire_marker(item)
     header_class = classes_of(item.config).class_of(item)
@@ -312,8 +346,10 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
                 mode="record",
                 pin=pinned,
                 script=None if live else options.script,
-                redact=None,
+                redact=options.redact,
                 redact_env=redact_env,
+                allow_hosts=options.allow_hosts,
+                ignore=ignore_rules(item, options.ignore),
             )
         except ConfigError as error:
             raise ConfigError(f"{item.nodeid}: @pytest.mark.{MARKER}: {error}") from None
@@ -323,10 +359,18 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             f"no wire recording at {path.as_posix()}; record it with: {record_test_command(item)}",
             scenario=item.nodeid,
         )
-    lock = WireLock(
-        path, mode="replay", pin=pinned, script=None, redact=None, redact_env=redact_env
-    )
     try:
+        lock = WireLock(
+            path,
+            mode="replay",
+            pin=pinned,
+            script=None,
+            redact=options.redact,
+            redact_env=redact_env,
+            allow_hosts=options.allow_hosts,
+            ignore=ignore_rules(item, options.ignore),
+            pending=pending_enabled(item.config),
+        )
         return opened(item, lock, path, update=False)
     except ConfigError as error:
         if error.key != "pin":

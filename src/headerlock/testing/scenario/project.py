@@ -11,6 +11,7 @@ from headerlock.errors import (
     MissingRecordingError,
     PinError,
     RecordingError,
+    ReplayMismatch,
     ScenarioError,
 )
 from headerlock.formats.fixture import Scenario, check_name, discover
@@ -20,6 +21,7 @@ from headerlock.formats.secrets import secret_values
 from headerlock.formats.strict_yaml import locate, read_text
 from headerlock.runtime.driver import RunOutput
 from headerlock.runtime.header import RequestHeader
+from headerlock.testing.scenario import pending
 from headerlock.testing.scenario.fixtures import load_scenario
 from headerlock.testing.scenario.pins import (
     check_against_pin,
@@ -87,6 +89,8 @@ class Project:
 
     fixtures: Path
     recordings: Path
+    pending: bool = True
+    """A mismatching replay writes ``<name>.yaml.new`` (``scenario.pending``)."""
     _scenarios: dict[str, Scenario] = field(default_factory=dict, repr=False)
     _pins: dict[str, tuple[Scenario, RequestHeader]] = field(default_factory=dict, repr=False)
     _recordings: dict[str, tuple[tuple[object, ...], Recording]] = field(
@@ -192,7 +196,15 @@ class Project:
         """Replay ``scenario`` against its recording; raises ``ReplayMismatch`` on change."""
         expected = self.require_recording(scenario)
         actual, output = await replay_scenario(scenario, expected)
-        assert_scenario_matches(scenario, expected, actual, path=self.recording_path(scenario.name))
+        path = self.recording_path(scenario.name)
+        try:
+            assert_scenario_matches(scenario, expected, actual, path=path)
+        except ReplayMismatch as error:
+            if not self.pending:
+                raise
+            raise pending.pend(path, actual, error) from None
+        if self.pending:
+            pending.clear(path)
         return actual, output
 
     async def pin(self, header_class: str) -> tuple[Scenario, RequestHeader]:

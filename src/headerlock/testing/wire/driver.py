@@ -23,6 +23,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from headerlock.errors import ConfigError, ScenarioRunError
+from headerlock.formats.wire_scrub import Scrubber
 from headerlock.runtime.adapters.scripted import Reply, reply_to_data
 from headerlock.runtime.config import Schema
 from headerlock.runtime.driver import DriverJob, RunOutput
@@ -113,6 +114,13 @@ class WireDriver:
         assert isinstance(config, WireAppConfig)
         if job.plugins or (job.schedule is not None and job.schedule.order):
             raise ConfigError(f"{job.name}: an app: wire agent takes no plugins or load schedule")
+        if job.model.live:
+            raise ConfigError(
+                f"{job.name}: an app: wire fixture takes the model's replies from its `model:`"
+                " list and cannot record a live endpoint; record a live agent with"
+                " headerlock.wire.lock(path, mode='record') or a headerlock_wire pytest test",
+                key="live",
+            )
         entry = resolve_entry(config.entry)
         replies = job.model.replies
         if replies is None and not job.model.live:
@@ -161,7 +169,10 @@ class WireDriver:
                 reason["step"] = max(len(new), 1)
                 session.append(TURN_END, {"turn": turn, "reason": reason, "elapsed_ms": 0})
                 await asyncio.sleep(0)
-        return RunOutput(session.to_data(), None, str(job.workspace))
+        # the credential the agent gave its SDK is a secret wherever it reappears (system
+        # text, metadata, an error message), as in a lock's recording
+        events = Scrubber.of(run.secrets).data(session.to_data())
+        return RunOutput(events, None, str(job.workspace))
 
 
 def _scripted_error(replies: Sequence[Reply] | None, requests: Sequence[WireRequest]) -> bool:

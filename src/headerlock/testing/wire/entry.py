@@ -35,7 +35,7 @@ def build_entry(
         prefix = None
     return WireEntry(
         api=split.api,
-        path=path,
+        path=scrubber.text(path),
         config=config,
         system=system,
         tools=tools,
@@ -49,6 +49,8 @@ def build_entry(
 
 def scrub_response(response: WireResponse, scrubber: Scrubber) -> WireResponse:
     """``response`` with secrets (and whatever ``redact`` takes) scrubbed from its body."""
+    if response.kind == "base64":
+        return response  # bytes that are not text: kept exactly
     if response.kind != "events":
         return replace(response, body=scrubber.data(response.body))
     events = tuple(replace(e, data=scrubber.data(e.data)) for e in response.body)

@@ -22,9 +22,11 @@ from typing import Final
 from headerlock.errors import (
     ConfigError,
     HeaderlockError,
+    IgnoreRuleError,
     RecordingRunError,
     WireMismatch,
 )
+from headerlock.formats.pending import remove_pending, write_pending
 from headerlock.formats.secrets import env_secrets, secret_values
 from headerlock.formats.wire_recording import (
     WireRecording,
@@ -32,11 +34,13 @@ from headerlock.formats.wire_recording import (
     save_wire_recording,
 )
 from headerlock.formats.wire_scrub import Redact, Scrubber
+from headerlock.formats.wire_volatile import normalize_responses
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire import origins, seal
-from headerlock.testing.wire.apis import NAMES
+from headerlock.testing.wire.apis import NAMES, detect_api
 from headerlock.testing.wire.clients.core import intercept, seen_clients
 from headerlock.testing.wire.compare import report, unsent_requests
+from headerlock.testing.wire.ignore import IgnoreRules, unmatched_message
 from headerlock.testing.wire.run import Mode, WireRun
 from headerlock.testing.wire.script import WireScript
 from headerlock.testing.wire.session import LockSession
@@ -58,6 +62,8 @@ class WireLock:
         redact_env: Sequence[str],
         allow_hosts: Iterable[str] = (),
         record_errors: bool = False,
+        ignore: Sequence[str] | IgnoreRules = (),
+        pending: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(
@@ -75,11 +81,20 @@ class WireLock:
         self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
         self._allow_hosts = seal.allowed_hosts(allow_hosts)
         self._record_errors = record_errors
+        self._ignore = ignore if isinstance(ignore, IgnoreRules) else IgnoreRules(ignore)
+        if pin:
+            self._ignore.refuse_pinned()
+        self._pending = pending and self.path is not None
         self._opened = False
         self._session: LockSession | None = None
         self._origins: AbstractContextManager[object] | None = None
         self._intercept: AbstractContextManager[None] | None = None
         self.run: WireRun | None = None
+
+    @property
+    def ignore(self) -> IgnoreRules:
+        """The lock's ignore rules (and which of them matched so far)."""
+        return self._ignore
 
     def _effective_mode(self) -> Mode:
         """``new`` replays a recording that exists and records one that does not."""
@@ -107,6 +122,8 @@ class WireLock:
                     key="pin",
                 )
             pinned, script = recording.pinned, None
+            if pinned:
+                self._ignore.refuse_pinned()
         elif script is not None and self.path is not None:
             previous = _previous(self.path)  # other traffic is answered from it
         self.run = WireRun(self.path, mode, pinned, recording=recording)
@@ -117,6 +134,8 @@ class WireLock:
             script=script,
             scrubber=self._scrubber,
             allow_hosts=self._allow_hosts,
+            ignore=self._ignore,
+            keep_going=self._pending and mode == "replay",
         )
         self._session = session
         self._origins = origins.enter(session)
@@ -152,6 +171,7 @@ class WireLock:
         assert session is not None and run is not None
         self._close()
         run.requests[:] = session.ordered_requests()
+        run.secrets = session.known_secrets().secrets
         failure = exc if isinstance(exc, Exception) else None
         if exc is not None and failure is None:
             return  # KeyboardInterrupt, cancellation: nothing to add
@@ -192,11 +212,23 @@ class WireLock:
                 scenario=str(self.path),
             )
         run.recording = session.recorded(run.pinned)
+        if session.script is None:  # live: ids, times and fingerprints do not churn
+            run.recording = normalize_responses(run.recording)
+        self._check_ignored()
         if self.path is None:
             return
         if not run.recording.requests:
+            unreadable = sorted(
+                {f"{e.method} {e.path}" for e in run.recording.http if detect_api(e.method, e.path)}
+            )
+            saw = (
+                f" (it saw {', '.join(unreadable)} with a body that is not a JSON object:"
+                " not a model request)"
+                if unreadable
+                else ""
+            )
             raise RecordingRunError(
-                f"{self.path}: the block sent no model request headerlock could see, so"
+                f"{self.path}: the block sent no model request headerlock could see{saw}, so"
                 " nothing was written. headerlock sees requests sent through"
                 f" {', '.join(seen_clients())}; route the agent's HTTP client through one of"
                 " them (a custom transport such as httpx.MockTransport is not seen)",
@@ -217,9 +249,14 @@ class WireLock:
                 for e in (session.http.entries[i] for i in session.http.unserved())
             ]
         refusals = [str(e) for e in session.outcome.refusals]
+        if self._pending and self.path is not None:
+            green = failure is None and not (run.differences or refusals or problems)
+            self._pend(session, run, failure, green=green)
         if run.differences or refusals or problems:
             path = str(self.path)
             text = report(run.differences, path=path) if run.differences else ""
+            if run.pending is not None:
+                text += f"\n{pending_line(run.pending)}"
             extra = [*refusals, *problems]
             if extra:
                 text = "\n".join(
@@ -230,6 +267,41 @@ class WireLock:
                 text, path=path, differences=[d.line() for d in run.differences] + extra
             )
             raise _chained(error, failure)
+        if failure is None:
+            self._check_ignored()
+
+    def _pend(
+        self, session: LockSession, run: WireRun, failure: Exception | None, *, green: bool
+    ) -> None:
+        """Write the pending file of a mismatching replay; remove a stale one after a
+        green replay."""
+        assert self.path is not None
+        if not run.differences:
+            if green:
+                remove_pending(self.path)
+            return
+        made = session.recorded(run.pinned)
+        if not made.requests:
+            return
+        partial = session.cut
+        if partial is None and failure is not None:
+            partial = f"the block raised {type(failure).__name__}, so the session may end early"
+        run.pending = write_pending(self.path, made.to_text(), partial=partial)
+
+    def _check_ignored(self) -> None:
+        unmatched = self._ignore.unmatched()
+        if unmatched:
+            raise IgnoreRuleError(
+                unmatched_message(unmatched, str(self.path or "wire lock")), paths=unmatched
+            )
+
+
+def pending_line(path: Path) -> str:
+    """The line a mismatch adds about its pending file."""
+    return (
+        f"pending: {path.as_posix()} holds the recording this run would make; accept or"
+        " reject it with: headerlock review"
+    )
 
 
 _LOADED_MAX: Final = 64
@@ -283,6 +355,8 @@ def lock(
     redact_env: Sequence[str] = (),
     allow_hosts: Iterable[str] = (),
     record_errors: bool = False,
+    ignore: Sequence[str] = (),
+    pending: bool = False,
 ) -> WireLock:
     """Record or replay the requests the block sends (``httpx2``, ``httpx``, ``aiohttp``,
     ``requests``/``urllib3``); threads, tasks and pool jobs started in the block belong
@@ -301,7 +375,22 @@ def lock(
     to ``allow_hosts``. Values of auth headers, of the secrets
     ``headerlock.formats.secrets`` lists (``HEADERLOCK_API_KEY``, the providers' key
     variables, ``HEADERLOCK_REDACT_ENV``, the ini option) and of ``redact_env`` become
-    ``<<secret>>``; ``redact`` scrubs any other string. Yields a ``WireRun``.
+    ``<<secret>>``; ``redact`` scrubs any other string. A live record normalizes the
+    volatile fields of the responses (ids, ``created``, ``system_fingerprint``:
+    ``headerlock.formats.wire_volatile``), so re-recording an unchanged exchange gives
+    the same bytes.
+
+    ``ignore`` lists paths into each request whose values are written as
+    ``<<ignored>>`` and never compared (``config.seed``, ``messages[*].content``,
+    ``tools[*].function.description``; syntax in ``headerlock.formats.wire_ignore``);
+    a rule that matches no request of the block raises ``IgnoreRuleError`` (a typo
+    must not disable a check). A pinned lock refuses rules inside system or tools.
+
+    ``pending=True``: a replay that mismatches keeps answering with the closest
+    recorded responses (not a 400) and writes the recording it would have made to
+    ``<path>.new`` (``headerlock.formats.pending``), never touching ``path``; a green
+    replay removes a stale one. ``headerlock review`` accepts or rejects it. Yields a
+    ``WireRun``.
     """
     return WireLock(
         path,
@@ -312,4 +401,6 @@ def lock(
         redact_env=redact_env,
         allow_hosts=allow_hosts,
         record_errors=record_errors,
+        ignore=ignore,
+        pending=pending,
     )

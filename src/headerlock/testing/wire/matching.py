@@ -51,6 +51,14 @@ class RecordedExchanges(Generic[E]):
         self.served[index] = True
         return index
 
+    def take_index(self, index: int) -> None:
+        """Serve the exchange at ``index`` to a request that did not match it (a replay
+        that keeps answering after a mismatch, for its pending file)."""
+        self.served[index] = True
+        waiting = self._by_key.get(request_key(self.entries[index]))
+        if waiting is not None and index in waiting:
+            waiting.remove(index)
+
     def closest(self, live: WireEntry) -> int | None:
         """The unserved exchange most like ``live`` (the same api, path and header first,
         then the longest common run of messages), to explain a miss against."""

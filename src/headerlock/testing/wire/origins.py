@@ -34,11 +34,14 @@ Key = tuple[int, ...]
 class Origin:
     """One task, thread or job under a lock (the block itself is ``()``)."""
 
-    __slots__ = ("_guard", "_next", "alive", "path")
+    __slots__ = ("_guard", "_next", "alive", "family", "path")
 
-    def __init__(self, path: Key) -> None:
+    def __init__(self, path: Key, family: dict[Key, Origin] | None = None) -> None:
         self.path = path
         self.alive = True
+        self.family: dict[Key, Origin] = {} if family is None else family
+        """The running origins of the same lock (its root's, shared by every descendant):
+        paths of two locks' origins are alike, so each lock keeps its own."""
         self._next = 0
         self._guard = threading.Lock()
 
@@ -65,8 +68,6 @@ _quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("headerlock_quiet"
 _guard = threading.RLock()
 _depth = 0
 _originals: list[tuple[Any, str, Any]] = []
-_alive: dict[Key, Origin] = {}
-"""Origins started under some lock that have not finished (for the race check)."""
 
 
 def owner() -> object | None:
@@ -80,10 +81,11 @@ def current_origin() -> Origin | None:
 
 
 def alive_unrelated(origin: Origin) -> frozenset[Key]:
-    """The paths of the running origins that are neither ``origin``'s ancestors nor its
-    descendants: code that runs at the same time as it."""
+    """The paths of the running origins of ``origin``'s lock that are neither its
+    ancestors nor its descendants: code of that lock that runs at the same time as it."""
     with _guard:
-        return frozenset(k for k, o in _alive.items() if o.alive and not origin.related(k))
+        running = list(origin.family.items())
+    return frozenset(k for k, o in running if o.alive and not origin.related(k))
 
 
 @contextmanager
@@ -125,18 +127,18 @@ def _spawn(base: contextvars.Context | None = None) -> tuple[contextvars.Context
     parent = _origin.get()
     if parent is None or _quiet.get():
         return None
-    child = Origin(parent.next_key())
+    child = Origin(parent.next_key(), parent.family)
     context = (base or contextvars.copy_context()).copy()
     context.run(_origin.set, child)
     with _guard:
-        _alive[child.path] = child
+        child.family[child.path] = child
     return context, child
 
 
 def _finish(child: Origin) -> None:
     child.alive = False
     with _guard:
-        _alive.pop(child.path, None)
+        child.family.pop(child.path, None)
 
 
 def _run_as(context: contextvars.Context, child: Origin, fn: Callable[..., Any], *a: Any) -> Any:
@@ -224,4 +226,3 @@ def _uninstall() -> None:
         while _originals:
             owner_object, name, original = _originals.pop()
             setattr(owner_object, name, original)
-        _alive.clear()

@@ -62,3 +62,8 @@ class WireRun:
     requests: list[WireRequest] = field(default_factory=list)
     recording: WireRecording | None = None
     differences: list[Difference] = field(default_factory=list)
+    secrets: tuple[str, ...] = ()
+    """The secrets the lock scrubbed (known ones and the credentials the agent sent), for
+    a caller that writes what it saw; set at exit, never written."""
+    pending: Path | None = None
+    """The pending file a mismatching replay wrote (``lock(pending=True)``)."""

@@ -5,9 +5,15 @@ the floor beneath them: ``socket.socket.connect``/``connect_ex`` are patched whi
 sealed lock is open, and an internet connection (``AF_INET``/``AF_INET6``) from code the
 sealed lock owns, or from code no lock owns, is refused with ``NetworkSealedError``
 (a ``ConnectionRefusedError``) unless its host is allowed (``allow_hosts=``, the
-marker's ``allow_hosts``, the ``headerlock_allow_hosts`` ini option). Each refusal is
-also kept by the lock, which raises at exit, so an agent that swallows the error still
-fails. Code owned by a lock that records live is never refused.
+marker's ``allow_hosts``, the ``headerlock_allow_hosts`` ini option). A connection sees
+only an address, so ``socket.getaddrinfo`` is wrapped too, to remember which names
+resolved to it (an allowed name allows its addresses). Each refusal is also kept by the
+lock, which raises at exit, so an agent that swallows the error still fails. Code owned
+by a lock that records live is never refused.
+
+Not covered: the DNS lookup itself (it runs before the connection is refused), sockets
+that C extensions open without ``socket.socket`` (uvloop, pycurl, grpc's C core),
+``sendto`` on unconnected UDP sockets, and child processes.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ class Sealed(Protocol):
 _guard = threading.RLock()
 _sealed: list[Sealed] = []
 _originals: dict[str, Any] = {}
+_original_getaddrinfo: list[Any] = []
+_resolved: dict[str, set[str]] = {}
+"""The names ``socket.getaddrinfo`` resolved to each address while a lock was sealed: a
+connection sees only the address, and ``allow_hosts`` may name the host."""
 
 
 def allowed_hosts(hosts: Iterable[str]) -> frozenset[str]:
@@ -83,10 +93,14 @@ def check(host: str, port: object, *, what: str) -> None:
     if not deciding:
         return
     name = normal_host(host)
-    if all(name in lock.allow_hosts for lock in deciding):
+    with _guard:
+        names = {name} | _resolved.get(name, set())
+    if all(names & lock.allow_hosts for lock in deciding):
         return
+    aliases = sorted(names - {name})
+    shown = f"{host}:{port}" + (f" ({', '.join(aliases)})" if aliases else "")
     error = NetworkSealedError(
-        f"headerlock: {what} to {host}:{port} refused: the wire lock is sealed (replay, or a"
+        f"headerlock: {what} to {shown} refused: the wire lock is sealed (replay, or a"
         f" scripted record) and nothing leaves the process; {HOW_TO_ALLOW}",
         host=host,
     )
@@ -105,6 +119,23 @@ def _guarded(original: Any, name: str) -> Any:
     return connect
 
 
+def _resolving(original: Any) -> Any:
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        found = original(host, port, *args, **kwargs)
+        if isinstance(host, bytes):
+            host = host.decode("idna", errors="replace")
+        if isinstance(host, str) and host:
+            name = normal_host(host)
+            with _guard:
+                for *_, address in found:
+                    if isinstance(address, tuple) and address:
+                        _resolved.setdefault(normal_host(str(address[0])), set()).add(name)
+        return found
+
+    getaddrinfo.__wrapped__ = original  # type: ignore[attr-defined]
+    return getaddrinfo
+
+
 def seal(lock: Sealed) -> None:
     """Refuse connections for ``lock`` until ``unseal(lock)``."""
     with _guard:
@@ -112,6 +143,8 @@ def seal(lock: Sealed) -> None:
             for name in ("connect", "connect_ex"):
                 _originals[name] = socket.socket.__dict__.get(name)  # None: inherited
                 setattr(socket.socket, name, _guarded(getattr(socket.socket, name), name))
+            _original_getaddrinfo.append(socket.getaddrinfo)
+            socket.getaddrinfo = _resolving(socket.getaddrinfo)
         _sealed.append(lock)
 
 
@@ -128,3 +161,6 @@ def unseal(lock: Sealed) -> None:
             else:
                 setattr(socket.socket, name, original)
         _originals.clear()
+        while _original_getaddrinfo:
+            socket.getaddrinfo = _original_getaddrinfo.pop()
+        _resolved.clear()

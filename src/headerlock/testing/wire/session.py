@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 
 from headerlock.errors import NetworkSealedError, ScriptExhaustedError
-from headerlock.formats.secrets import header_secrets
+from headerlock.formats.secrets import header_secrets, url_secrets
 from headerlock.formats.wire_http import HttpEntry, WireBody
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_response import WireResponse
@@ -29,6 +29,7 @@ from headerlock.testing.wire.apis import Split, model_api
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import Difference, entry_differences, extra_request
 from headerlock.testing.wire.entry import build_entry, scrub_response
+from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
 from headerlock.testing.wire.origins import Key
 from headerlock.testing.wire.run import WireRequest, WireRun
@@ -60,6 +61,13 @@ def _answer_of(response: WireResponse) -> WireAnswer:
     return WireAnswer(*response.to_http())
 
 
+def _origin_of(sent: SentRequest) -> str:
+    """``scheme://host:port`` of ``sent`` (never its userinfo)."""
+    host = f"[{sent.host}]" if ":" in sent.host else sent.host
+    scheme = sent.url.split(":", 1)[0].lower()
+    return f"{scheme}://{host}" + (f":{sent.port}" if sent.port is not None else "")
+
+
 def error_answer(api_name: str, message: str, code: str) -> WireAnswer:
     """A plain HTTP 400 in the api's error shape (no ``x-should-retry``: never retried)."""
     body = model_api(api_name).error_body(f"headerlock: {message}", code)
@@ -78,8 +86,16 @@ class LockSession:
         script: WireScript | None,
         scrubber: Scrubber,
         allow_hosts: frozenset[str],
+        ignore: IgnoreRules | None = None,
+        keep_going: bool = False,
     ) -> None:
         self.run = run
+        self.ignore = ignore if ignore is not None else IgnoreRules()
+        self.keep_going = keep_going
+        """Replay: answer a mismatching request with the closest recorded response and
+        keep every exchange, for the pending file (``pending``)."""
+        self.cut: str | None = None
+        """Why the kept session stops early (a request no recorded response could answer)."""
         self.recording = recording
         self.script = script
         self.scrubber = scrubber
@@ -111,7 +127,7 @@ class LockSession:
         split = self._split(sent)
         if split is None:
             return self._other(sent, key)
-        self.scrubber = self.scrubber.plus(header_secrets(sent.headers))
+        self.scrubber = self.scrubber.plus(_credentials(sent))
         if self.recording is not None:
             return self._replay(sent, split, key)
         if self.script is not None:
@@ -125,16 +141,39 @@ class LockSession:
         with self._guard:
             number = self._add_request(sent, split, key)
             index = self.models.take(live)
+            found: list[Difference] = []
             if index is None:
                 found = self._explain_miss(number, live)
                 self.run.differences.extend(found)
+                index = self._stand_in(number, live)
         if index is None:
             summary = "; ".join(d.line() for d in found)
             message = f"{summary} (recording {self.run.path})"
             return error_answer(split.api, message, "headerlock_mismatch")
         response = self.recording.requests[index].response
         assert response is not None
-        return _answer_of(response)
+        answer = _answer_of(response)
+        if self.keep_going:
+            with self._guard:
+                if self.cut is None:
+                    self.exchanges.append(_Exchange(key, sent, split, answer))
+        return answer
+
+    def _stand_in(self, number: int, live: WireEntry) -> int | None:
+        """With ``keep_going``, the unserved recorded exchange of the same api most like
+        ``live``, now served in its place; else ``None`` (a 400, and the kept session
+        is cut there)."""
+        if not self.keep_going:
+            return None
+        index = self.models.closest(live)
+        if index is None or self.models.entries[index].api != live.api:
+            self.cut = self.cut or (
+                f"request {number} ({live.api}) has no recorded response left to answer it,"
+                " so this session stops before it"
+            )
+            return None
+        self.models.take_index(index)
+        return index
 
     def _explain_miss(self, number: int, live: WireEntry) -> list[Difference]:
         closest = self.models.closest(live)
@@ -166,7 +205,7 @@ class LockSession:
             with self._guard:
                 if split is not None and (answer is None or answer.status >= 400):
                     status = "no answer (a transport error)" if answer is None else answer.status
-                    self.outcome.failed.append(f"{sent.method} {sent.path}: HTTP {status}")
+                    self.outcome.failed.append(f"{sent.method} {self._shown(sent)}: HTTP {status}")
                 if answer is None:
                     return  # a failed attempt (the SDK may retry) is not recorded
                 self.exchanges.append(_Exchange(key, sent, split, answer))
@@ -182,11 +221,24 @@ class LockSession:
         entry = self._http_entry(sent)
         with self._guard:
             index = self.http.take(entry)
+        if index is None and self.recording is None and sent.api is not None:
+            # a scripted record: a model request whose body is not a JSON object gets the
+            # 400 a provider would give, kept as exact bytes (it replays, never forwarded)
+            answer = error_answer(
+                sent.api,
+                "the request body is not a JSON object, so no scripted reply answers it",
+                "headerlock_invalid_body",
+            )
+            with self._guard:
+                self.exchanges.append(_Exchange(key, sent, None, answer))
+            return answer
         if index is None:
+            path = self.run.path
+            where = "any recording" if path is None else f"the recording {path}"
             error = NetworkSealedError(
-                f"headerlock: {sent.method} {self._shown(sent)} is not in the recording"
-                f" {self.run.path}; nothing leaves a sealed lock (replay, or a scripted"
-                f" record): record it live, or {seal.HOW_TO_ALLOW}",
+                f"headerlock: {sent.method} {self._shown(sent)} is not in {where}"
+                f" (sent to {_origin_of(sent)}); nothing leaves a sealed lock"
+                f" (replay, or a scripted record): record it live, or {seal.HOW_TO_ALLOW}",
                 host=sent.host,
             )
             self.refused(error)
@@ -194,7 +246,7 @@ class LockSession:
         response = self.http.entries[index].response
         assert response is not None
         answer = _answer_of(response)
-        if self.recording is None:  # a scripted record keeps what it answered
+        if self.recording is None or self.keep_going:  # a scripted record, a pending file
             with self._guard:
                 self.exchanges.append(_Exchange(key, sent, None, answer))
         return answer
@@ -223,10 +275,13 @@ class LockSession:
         return number
 
     def _entry(self, split: Split, path: str, pinned: bool) -> WireEntry:
+        split = self.ignore.apply(split)
         return build_entry(split, path, pinned=pinned, scrubber=self.scrubber, ids=IdTokens())
 
     def _http_entry(self, sent: SentRequest, answer: WireAnswer | None = None) -> HttpEntry:
         body = WireBody.from_bytes(sent.body)
+        if body is not None and body.kind == "json" and sent.api is not None:
+            body = WireBody("text", sent.body.decode("utf-8"))  # a model body stays exact
         if body is not None and body.kind != "base64":
             body = WireBody(body.kind, self.scrubber.data(body.value))
         response = None
@@ -248,13 +303,17 @@ class LockSession:
             for n, r in enumerate(ranked, start=1)
         ]
 
+    def known_secrets(self) -> Scrubber:
+        """The scrubber with the credentials of every exchange kept (their headers and
+        URL userinfo), wherever they reappear."""
+        return self.scrubber.plus(s for ex in self.exchanges for s in _credentials(ex.sent))
+
     def recorded(self, pinned: bool) -> WireRecording:
         """The recording of the exchanges kept, in key order, scrubbed with every secret
         seen (each request's ids numbered within it, so the same request always gives
         the same entry)."""
         kept = sorted(self.exchanges, key=lambda ex: ex.key)
-        secrets = [s for ex in kept for s in header_secrets(ex.sent.headers)]
-        self.scrubber = self.scrubber.plus(secrets)
+        self.scrubber = self.known_secrets()
         models: list[WireEntry] = []
         http: list[HttpEntry] = []
         for ex in kept:
@@ -266,7 +325,7 @@ class LockSession:
             )
             models.append(
                 build_entry(
-                    ex.split,
+                    self.ignore.apply(ex.split),
                     ex.sent.path,
                     pinned=pinned,
                     scrubber=self.scrubber,
@@ -275,3 +334,7 @@ class LockSession:
                 )
             )
         return WireRecording(pinned, tuple(models), tuple(http))
+
+
+def _credentials(sent: SentRequest) -> list[str]:
+    return [*header_secrets(sent.headers), *url_secrets(sent.url)]

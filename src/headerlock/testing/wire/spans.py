@@ -38,8 +38,28 @@ def _string_end(raw: bytes, i: int) -> int:
         j += 1
 
 
-def value_end(raw: bytes, i: int) -> int:
-    """The end of the JSON value starting at ``raw[i]`` (the text is valid JSON)."""
+_DECODER: Final = json.JSONDecoder()
+
+
+def _container_end(raw: bytes, text: str | None, i: int) -> int:
+    """The end of the object or array at ``raw[i]``, by the C JSON scanner over ``text``
+    (``raw`` decoded as Latin-1: one character per byte, so its offsets are bytes')."""
+    try:
+        return _DECODER.raw_decode(raw.decode("latin-1") if text is None else text, i)[1]
+    except (ValueError, RecursionError):  # nesting deeper than the C scanner goes
+        return _scan_end(raw, i)
+
+
+def value_end(raw: bytes, i: int, text: str | None = None) -> int:
+    """The end of the JSON value starting at ``raw[i]`` (the text is valid JSON);
+    ``text`` is ``raw`` decoded as Latin-1, when the caller has it."""
+    first = raw[i : i + 1]
+    if first in (b"{", b"["):
+        return _container_end(raw, text, i)
+    return _scan_end(raw, i)
+
+
+def _scan_end(raw: bytes, i: int) -> int:
     first = raw[i : i + 1]
     if first == b'"':
         return _string_end(raw, i)
@@ -63,6 +83,7 @@ def value_end(raw: bytes, i: int) -> int:
 def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
     """Byte spans of the values of the JSON object at ``start`` (last duplicate wins)."""
     spans: dict[str, Span] = {}
+    text = raw.decode("latin-1")
     i = _skip(raw, start)
     if raw[i : i + 1] != b"{":
         raise ValueError("not a JSON object")
@@ -71,7 +92,7 @@ def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
         key_end = _string_end(raw, i)
         key = json.loads(raw[i:key_end])
         i = _skip(raw, _skip(raw, key_end) + 1)  # past the colon
-        end = value_end(raw, i)
+        end = value_end(raw, i, text)
         spans[key] = (i, end)
         i = _skip(raw, end)
         if raw[i : i + 1] == b",":
@@ -85,9 +106,10 @@ def array_elements(raw: bytes, start: int = 0) -> list[Span]:
     if raw[i : i + 1] != b"[":
         raise ValueError("not a JSON array")
     spans: list[Span] = []
+    text = raw.decode("latin-1")
     i = _skip(raw, i + 1)
     while raw[i : i + 1] not in (b"]", b""):
-        end = value_end(raw, i)
+        end = value_end(raw, i, text)
         spans.append((i, end))
         i = _skip(raw, end)
         if raw[i : i + 1] == b",":

@@ -25,6 +25,7 @@ from headerlock.testing.wire.apis.base import (
     items,
     sse,
 )
+from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
 
 
 def error_body(message: str, code: str) -> dict[str, Any]:
@@ -133,6 +134,38 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+CACHE: Final = CacheRules(
+    provider="Anthropic",
+    docs="https://docs.claude.com/en/docs/build-with-claude/prompt-caching",
+    keyed=(
+        KeyedConfig("model"),
+        KeyedConfig("tool_choice", code="tool-choice-changed", scope="messages"),
+        KeyedConfig("thinking", scope="messages"),
+    ),
+    minimums=(
+        ("opus-4-5", 4096),
+        ("haiku-4-5", 4096),
+        ("3-5-haiku", 2048),
+        ("3-haiku", 2048),
+        ("haiku-3", 2048),
+    ),
+    default_minimum=1024,
+    breakpoints=True,
+    max_breakpoints=4,
+    lookback=20,
+    marker="cache_control",
+    usage_of=usage_reader(
+        (("usage",), ("message", "usage")),
+        ("input_tokens",),
+        (("cache_read_input_tokens",),),
+        (("cache_creation_input_tokens",),),
+    ),
+)
+"""Explicit ``cache_control`` breakpoints (at most 4, each looking back 20 blocks), tools
+then system then messages; ``tool_choice`` and ``thinking`` invalidate the messages only;
+minimum 1,024 tokens (Sonnet, Opus 4.x), 2,048 (Haiku 3.x), 4,096 (Opus 4.5, Haiku 4.5)."""
+
+
 API: Final = ModelApi(
     name="anthropic.messages",
     path_suffixes=("/messages",),
@@ -143,6 +176,7 @@ API: Final = ModelApi(
     error_body=error_body,
     call_id_prefix="toolu_",
     cache_reasons=(("tools", "tools_changed"), ("system", "system_changed")),
+    cache=CACHE,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

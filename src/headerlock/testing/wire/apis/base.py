@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from headerlock.runtime.adapters.scripted import Reply
 from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
 from headerlock.testing.wire.spans import Span, array_elements, object_members
 
 JSON: Final = "application/json"
@@ -220,7 +221,9 @@ class ModelApi:
     (tool call ids start with ``call_id_prefix``); ``model_of`` and ``streams``
     read the model and the stream flag from path and body. ``cache_reasons``
     pairs a prefix segment (``tools``, ``system``) with the provider cache's name
-    for its change.
+    for its change; ``cache`` holds the provider cache's rules (``CacheRules``: render
+    order, keyed config, minimum length, breakpoints, usage fields), which the cache
+    report applies.
     """
 
     name: str
@@ -232,6 +235,7 @@ class ModelApi:
     call_id_prefix: str
     volatile: Volatile = Volatile()
     cache_reasons: tuple[tuple[str, str], ...] = ()
+    cache: CacheRules = IMPLICIT
     leading_system: LeadingSystem | None = None
     model_of: Callable[[str, Mapping[str, Any]], str] = model_in_body
     streams: Callable[[str, Mapping[str, Any]], bool] = stream_in_body

@@ -28,6 +28,7 @@ from headerlock.testing.wire.apis.base import (
     items,
     sse,
 )
+from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
 from headerlock.testing.wire.spans import Span, array_elements, object_members
 
 GENERATE: Final = ":generateContent"
@@ -153,6 +154,22 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+CACHE: Final = CacheRules(
+    provider="Gemini",
+    docs="https://ai.google.dev/gemini-api/docs/caching",
+    keyed=(KeyedConfig("model"), KeyedConfig("cachedContent"), KeyedConfig("cached_content")),
+    minimums=(("pro", 4096),),
+    default_minimum=1024,
+    usage_of=usage_reader(
+        (("usageMetadata",), ("usage_metadata",)),
+        ("promptTokenCount",),
+        (("cachedContentTokenCount",), ("cached_content_token_count",)),
+    ),
+)
+"""Implicit caching of an exact prefix from 1,024 tokens (Flash) or 4,096 (Pro); the model
+is the one in the URL path (``model_of``)."""
+
+
 API: Final = ModelApi(
     name="gemini.generate",
     path_suffixes=(GENERATE, STREAM),
@@ -165,6 +182,7 @@ API: Final = ModelApi(
     render=render,
     error_body=error_body,
     call_id_prefix="call_",
+    cache=CACHE,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

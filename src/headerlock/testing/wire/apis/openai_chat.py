@@ -25,6 +25,7 @@ from headerlock.testing.wire.apis.base import (
     sse,
     text_of,
 )
+from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
 from headerlock.testing.wire.spans import Span, array_elements
 
 SYSTEM_ROLES: Final = ("system", "developer")
@@ -142,6 +143,24 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+CACHE: Final = CacheRules(
+    provider="OpenAI",
+    docs="https://platform.openai.com/docs/guides/prompt-caching",
+    keyed=(
+        KeyedConfig("model"),
+        KeyedConfig("response_format"),  # structured outputs: the schema is in the prefix
+        KeyedConfig("prompt_cache_key"),  # routes the request to a cache
+    ),
+    default_minimum=1024,
+    step=128,
+    usage_of=usage_reader(
+        (("usage",),), ("prompt_tokens",), (("prompt_tokens_details", "cached_tokens"),)
+    ),
+)
+"""Automatic from 1,024 tokens, hits in 128-token steps, an exact prefix with the
+tools (in order) and the structured-output schema."""
+
+
 API: Final = ModelApi(
     name="openai.chat",
     path_suffixes=("/chat/completions",),
@@ -152,6 +171,7 @@ API: Final = ModelApi(
     render=render,
     error_body=error_body,
     call_id_prefix="call_",
+    cache=CACHE,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

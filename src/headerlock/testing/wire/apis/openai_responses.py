@@ -24,7 +24,8 @@ from headerlock.testing.wire.apis.base import (
     sse,
     text_of,
 )
-from headerlock.testing.wire.apis.openai_chat import error_body
+from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
+from headerlock.testing.wire.apis.openai_chat import CACHE as CHAT_CACHE, error_body
 
 _ECHOED: Final[tuple[tuple[str, Any], ...]] = (
     ("instructions", None),
@@ -185,6 +186,24 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+CACHE: Final = CacheRules(
+    provider=CHAT_CACHE.provider,
+    docs=CHAT_CACHE.docs,
+    keyed=(KeyedConfig("model"), KeyedConfig("text"), KeyedConfig("prompt_cache_key")),
+    default_minimum=CHAT_CACHE.default_minimum,
+    step=CHAT_CACHE.step,
+    server_side=("previous_response_id", "conversation"),
+    usage_of=usage_reader(
+        (("usage",), ("response", "usage")),
+        ("input_tokens",),
+        (("input_tokens_details", "cached_tokens"),),
+        (("input_tokens_details", "cache_write_tokens"),),
+    ),
+)
+"""OpenAI's rules (as chat completions); ``text`` holds the structured-output format, and
+``previous_response_id``/``conversation`` keep the history on the server."""
+
+
 API: Final = ModelApi(
     name="openai.responses",
     path_suffixes=("/responses",),
@@ -194,6 +213,7 @@ API: Final = ModelApi(
     render=render,
     error_body=error_body,
     call_id_prefix="call_",
+    cache=CACHE,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

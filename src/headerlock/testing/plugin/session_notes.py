@@ -1,0 +1,40 @@
+"""What the session's books learn from each ``headerlock_wire`` test's lock: the pending
+file a mismatching replay wrote, and which ``headerlock_ignore`` ini rules matched.
+
+The ini rules are shared by every wire test, so a rule is reported only when no test
+of the whole session matched it (``Updates.summary``); a marker's own rules must match
+in their test (``IgnoreRuleError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from headerlock.errors import ConfigError
+from headerlock.testing.plugin.updates import updates_of
+from headerlock.testing.wire.ignore import IgnoreRules
+from headerlock.testing.wire.lock import WireLock
+from headerlock.testing.wire.run import WireRun
+
+INI: str = "headerlock_ignore"
+
+
+def ignore_rules(item: pytest.Item, marker_rules: Sequence[str]) -> IgnoreRules:
+    """The test's rules: its marker's (checked in the test), then the ini option's."""
+    shared = list(item.config.getini(INI) or ())
+    try:
+        return IgnoreRules(marker_rules, shared, where=INI if not marker_rules else "ignore")
+    except ConfigError as error:
+        raise ConfigError(f"{item.nodeid}: {error}", key="ignore") from None
+
+
+def note_session(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
+    """Put the lock's pending file and ini rule matches in the session's books."""
+    ledger = updates_of(item.config).ledger
+    if run.pending is not None:
+        ledger.pending.add(str(run.pending.resolve()))
+    rules = lock.ignore
+    ledger.ignore_seen.update(p.text for p in rules.shared)
+    ledger.ignore_matched.update(p.text for p in rules.shared if p.text in rules.matched)

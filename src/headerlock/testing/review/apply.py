@@ -1,0 +1,132 @@
+"""One pending change: its readable diff, and accepting or rejecting it.
+
+Accepting validates the pending text as the recording kind it claims (a wire
+recording, or a scenario recording), refuses a stale one (its recording changed
+since the pending file was written: ``StalePendingError``), writes the recording
+atomically, as an update does (a reader sees the old bytes or the new ones), and
+only then removes the pending file. Rejecting removes the pending file only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from headerlock.errors import HeaderlockError, InputFileError, StalePendingError
+from headerlock.formats.explain import explain
+from headerlock.formats.pending import Pending, read_pending
+from headerlock.formats.recording import Recording, parse_recording, write_recording_text
+from headerlock.formats.strict_yaml import loads
+from headerlock.formats.wire_recording import (
+    WireRecording,
+    is_wire_data,
+    load_wire_recording,
+    parse_wire_recording,
+    save_wire_recording,
+)
+from headerlock.testing.wire.apis import NAMES
+from headerlock.testing.wire.explain import explain_wire
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A pending file read and validated: the new recording it holds."""
+
+    pending: Pending
+    new: WireRecording | Recording
+
+    @property
+    def kind(self) -> str:
+        """``wire`` or ``scenario``."""
+        return "wire" if isinstance(self.new, WireRecording) else "scenario"
+
+    def line(self) -> str:
+        """One line for ``--list``: the pending file, what it changes, and how."""
+        recording = self.pending.recording.as_posix()
+        what = "new recording" if not self.pending.recording.exists() else "changes"
+        size, noun = (
+            (len(self.new.requests), "request")
+            if isinstance(self.new, WireRecording)
+            else (len(self.new.events), "event")
+        )
+        count = f"{size} {noun}" if size == 1 else f"{size} {noun}s"
+        notes = [f"{self.kind}, {count}"]
+        if self.pending.stale:
+            notes.append("STALE: the recording changed since")
+        if self.pending.partial:
+            notes.append(f"partial: {self.pending.partial}")
+        return f"{self.pending.path.as_posix()}: {what} {recording} ({'; '.join(notes)})"
+
+
+def read_change(path: Path) -> Change:
+    """Read the pending file at ``path``; an invalid one is an ``InputFileError``."""
+    pending = read_pending(path)
+    where = path.as_posix()
+    try:
+        data = loads(pending.text, path=where)
+        if is_wire_data(data):
+            new: WireRecording | Recording = parse_wire_recording(
+                pending.text, path=where, apis=NAMES
+            )
+        else:
+            new = parse_recording(pending.text, path=where)
+    except InputFileError:
+        raise
+    except HeaderlockError as error:
+        raise InputFileError(f"{where}: {error}", path=where) from None
+    return Change(pending, new)
+
+
+def diff(change: Change) -> str:
+    """The readable diff of the change: the explainer's words (request, segment, tool,
+    byte) for a wire recording, the changed paths for a scenario, then the unified diff."""
+    pending, new = change.pending, change.new
+    names = (pending.recording.as_posix(), pending.path.as_posix())
+    lines: list[str] = []
+    if pending.partial:
+        lines.append(f"partial: {pending.partial}")
+    if pending.stale:
+        lines.append("STALE: the recording changed since this was written; it cannot be accepted")
+    if not pending.recording.exists():
+        lines.append(f"new recording {names[0]}:")
+        lines += [f"+{line}" for line in new.to_text().splitlines()]
+        return "\n".join(lines)
+    if isinstance(new, WireRecording):
+        old = load_wire_recording(pending.recording, apis=NAMES)
+        lines.append(explain_wire(old, new, names=names))
+    else:
+        current = parse_recording(pending.recording.read_text(encoding="utf-8"), path=names[0])
+        lines.append(
+            explain(
+                current.to_data(),
+                new.to_data(),
+                expected_text=current.to_text(),
+                actual_text=new.to_text(),
+                names=names,
+            )
+        )
+    return "\n".join(lines)
+
+
+def accept(change: Change) -> Path:
+    """Write the change to its recording (atomically), then remove the pending file;
+    returns the recording's path. A stale change raises ``StalePendingError``."""
+    pending = change.pending
+    if pending.stale:
+        raise StalePendingError(
+            f"{pending.path.as_posix()}: stale: {pending.recording.as_posix()} changed since"
+            " this pending file was written; run the test again for a fresh one (or reject"
+            " it); nothing written",
+            path=pending.path.as_posix(),
+        )
+    if isinstance(change.new, WireRecording):
+        save_wire_recording(change.new, pending.recording)
+    else:
+        write_recording_text(pending.recording, change.new.to_text())
+    pending.path.unlink(missing_ok=True)
+    return pending.recording
+
+
+def reject(change: Change) -> None:
+    """Remove the pending file; the recording stays as it is."""
+    change.pending.path.unlink(missing_ok=True)

@@ -1,0 +1,79 @@
+"""``headerlock review``: the command's modes and exit codes.
+
+- no flag: interactive, on a terminal only (elsewhere one line points to the flags,
+  exit 2);
+- ``--list``: one line per pending file; exit 0 when there is none, 1 when some;
+- ``--accept PATH...`` / ``--accept-all``, ``--reject PATH...`` / ``--reject-all``: a
+  PATH names the ``.new`` file or its recording; exit 0 when every one was applied,
+  1 when one was refused (stale), 2 for bad input (no such pending file, an invalid
+  one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Final, TextIO
+
+from headerlock.errors import StalePendingError
+from headerlock.formats.pending import GITIGNORE_LINE
+from headerlock.testing.review.apply import accept, read_change, reject
+from headerlock.testing.review.find import pending_files, recordings_dir, resolve
+from headerlock.testing.review.terminal import review
+
+NOT_A_TERMINAL: Final = (
+    "headerlock: review is interactive and needs a terminal; without one use"
+    " --list, --accept PATH..., --accept-all, --reject PATH... or --reject-all"
+)
+
+
+def _targets(args: argparse.Namespace, recordings: Path) -> list[Path]:
+    named = args.accept or args.reject
+    if named:
+        return [resolve(path) for path in named]
+    return pending_files(recordings)
+
+
+def review_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``headerlock review`` with parsed ``args``; returns the exit code."""
+    recordings: Path = args.recordings if args.recordings is not None else recordings_dir()
+    if not (args.list or args.accept or args.accept_all or args.reject or args.reject_all):
+        if not (sys.stdin.isatty() and out.isatty()):
+            print(NOT_A_TERMINAL, file=sys.stderr)
+            return 2
+        paths = pending_files(recordings)
+        if not paths:
+            print(f"no pending changes below {recordings.as_posix()}", file=out)
+            return 0
+        review(paths, sys.stdin, out)
+        return 0
+    paths = _targets(args, recordings)
+    changes = [read_change(path) for path in paths]  # an invalid one: bad input, nothing done
+    if args.list:
+        for change in changes:
+            print(change.line(), file=out)
+        noun = "change" if len(changes) == 1 else "changes"
+        where = recordings.as_posix()
+        print(
+            f"{len(changes)} pending {noun} below {where}"
+            + (f" (keep them out of git: {GITIGNORE_LINE} in .gitignore)" if changes else ""),
+            file=out,
+        )
+        return 1 if changes else 0
+    refused = 0
+    for change in changes:
+        if args.reject or args.reject_all:
+            reject(change)
+            print(f"rejected {change.pending.path.as_posix()}", file=out)
+            continue
+        try:
+            written = accept(change)
+        except StalePendingError as error:
+            refused += 1
+            print(f"headerlock: {error}", file=sys.stderr)
+            continue
+        print(f"accepted {change.pending.path.as_posix()} -> {written.as_posix()}", file=out)
+    if not changes:
+        print(f"no pending changes below {recordings.as_posix()}", file=out)
+    return 1 if refused else 0

@@ -1,0 +1,88 @@
+"""Where a project's recordings are, and the pending files below them.
+
+The recordings directory is the one pytest would use: the ``headerlock_recordings``
+option of the first ini file found from the working directory up (``pytest.ini``,
+``.pytest.ini``, ``pyproject.toml``'s ``[tool.pytest.ini_options]``, ``tox.ini``'s
+``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``, as pytest looks), relative to that
+file's directory; ``recordings`` beside it when the option is not set.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from pathlib import Path
+from typing import Final
+
+from headerlock.errors import InputFileError
+from headerlock.formats.pending import SUFFIX, pending_path
+
+OPTION: Final = "headerlock_recordings"
+DEFAULT: Final = "recordings"
+_INI: Final = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"))
+
+
+def _from_ini(path: Path, section: str) -> tuple[bool, str | None]:
+    """Whether ``path`` is pytest's ini file, and its option value."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError) as error:
+        raise InputFileError(f"{path}: cannot read it: {error}", path=str(path)) from None
+    if not parser.has_section(section):
+        return path.name in ("pytest.ini", ".pytest.ini"), None
+    return True, parser.get(section, OPTION, fallback=None)
+
+
+def _from_pyproject(path: Path) -> tuple[bool, str | None]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputFileError(f"{path}: cannot read it: {error}", path=str(path)) from None
+    pytest_table = data.get("tool", {}).get("pytest", {})
+    options = pytest_table.get("ini_options", pytest_table if pytest_table else None)
+    if not isinstance(options, dict):
+        return False, None
+    value = options.get(OPTION)
+    return True, None if value is None else str(value)
+
+
+def recordings_dir(start: Path | None = None) -> Path:
+    """The recordings directory of the project around ``start`` (the working directory)."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        for name, section in (*_INI, ("pyproject.toml", ""), ("tox.ini", "pytest"),
+                              ("setup.cfg", "tool:pytest")):  # fmt: skip
+            path = directory / name
+            if not path.is_file():
+                continue
+            found, value = _from_pyproject(path) if section == "" else _from_ini(path, section)
+            if found:
+                return _shown(directory / (value.strip() if value and value.strip() else DEFAULT))
+    return _shown(here / DEFAULT)
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (for messages)."""
+    try:
+        return path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def pending_files(recordings: Path) -> list[Path]:
+    """Every pending file below ``recordings``, sorted by path."""
+    if not recordings.is_dir():
+        raise InputFileError(
+            f"{recordings}: no recordings directory (set {OPTION} or pass --recordings DIR)",
+            path=str(recordings),
+        )
+    return sorted(p for p in recordings.rglob(f"*.yaml{SUFFIX}") if p.is_file())
+
+
+def resolve(argument: Path) -> Path:
+    """The pending file a command-line PATH names (the ``.new`` file, or its recording)."""
+    path = argument if argument.name.endswith(SUFFIX) else pending_path(argument)
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such pending file", path=str(path))
+    return path

@@ -1,0 +1,152 @@
+"""What a provider's prompt cache keys on: the rules one API module gives its ``ModelApi``.
+
+A provider caches an exact prefix of the prompt as it renders it. ``CacheRules``
+says, for one model API, in which order the segments render (``order``), which
+config keys key the cache and from which segment a change of each invalidates it
+(``keyed``), the minimum cacheable prompt per model (``minimums``), the step a hit
+grows in (OpenAI: 128 tokens), whether caching needs explicit ``cache_control``
+breakpoints (Anthropic: at most four, each looking back twenty blocks), which
+config keys mean the history lives on the server (no prefix to compare), and how
+to read the cache figures out of a recorded response (``usage_of``).
+
+Each API module builds one of these with its provider's documented rules and the
+page they come from (``docs``); the cache report (``testing.wire.cache``) asks
+only these values, never a provider's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+SEGMENTS: Final = ("tools", "system", "messages")
+"""The prompt segments a cacheable prefix is made of (``config`` keys them all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedConfig:
+    """A config key that keys the cache: a change of it is a break with ``code``, and
+    invalidates the prefix from ``scope`` on (``tools``: all of it)."""
+
+    key: str
+    code: str = "config-changed"
+    scope: str = "tools"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheUsage:
+    """What a recorded response says the cache did, in tokens (``None``: not said).
+
+    ``prompt`` is the provider's prompt (input) count, ``read`` the tokens read from
+    the cache (``cached_tokens``, ``cache_read_input_tokens``,
+    ``cachedContentTokenCount``), ``written`` those written to it (Anthropic's
+    ``cache_creation_input_tokens``)."""
+
+    prompt: int | None
+    read: int | None
+    written: int | None
+
+
+UsageReader = Callable[[Sequence[Any]], CacheUsage | None]
+"""Reads ``CacheUsage`` from a response's JSON objects (the body, or every event's data)."""
+
+
+def _at(value: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def usage_reader(
+    containers: Sequence[Sequence[str]],
+    prompt: Sequence[str],
+    read: Sequence[Sequence[str]],
+    written: Sequence[Sequence[str]] = (),
+) -> UsageReader:
+    """A reader looking for a usage mapping at each of ``containers`` (key paths) in each
+    object, the last one holding a figure winning (a stream's last chunk): ``prompt``,
+    the first of ``read`` and of ``written`` paths present inside it."""
+
+    def figure(found: Mapping[str, Any], paths: Sequence[Sequence[str]]) -> int | None:
+        for path in paths:
+            value = _at(found, path)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    def reader(objects: Sequence[Any]) -> CacheUsage | None:
+        seen: dict[str, int] = {}
+        for item in objects:
+            for container in containers:
+                found = _at(item, container)
+                if not isinstance(found, Mapping):
+                    continue
+                for name, paths in (("prompt", (prompt,)), ("read", read), ("written", written)):
+                    value = figure(found, paths)
+                    if value is not None:
+                        seen[name] = value
+        if not seen:
+            return None
+        return CacheUsage(seen.get("prompt"), seen.get("read"), seen.get("written"))
+
+    return reader
+
+
+def no_usage(objects: Sequence[Any]) -> CacheUsage | None:
+    """The reader of an API whose responses carry no cache figures."""
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRules:
+    """One API's prompt-cache rules (see the module docstring); ``docs`` is the
+    provider's page they come from, ``provider`` its display name."""
+
+    provider: str = "the provider"
+    docs: str = ""
+    order: tuple[str, ...] = SEGMENTS
+    keyed: tuple[KeyedConfig, ...] = (KeyedConfig("model"),)
+    minimums: tuple[tuple[str, int], ...] = ()
+    """``(text in the model name, minimum tokens)``, the first match wins."""
+    default_minimum: int = 1024
+    step: int = 1
+    """A hit covers the minimum plus whole steps of this many tokens."""
+    breakpoints: bool = False
+    """Caching needs explicit ``marker`` breakpoints (and only what precedes one is cached)."""
+    max_breakpoints: int = 4
+    lookback: int = 20
+    """A breakpoint finds an earlier write at most this many blocks before it."""
+    marker: str = "cache_control"
+    """The breakpoint key; moving it is no change of the prefix (it is stripped)."""
+    server_side: tuple[str, ...] = ()
+    """Config keys that, when set, mean the history is kept server side."""
+    usage_of: UsageReader = no_usage
+
+    def minimum(self, model: str) -> int:
+        """The minimum cacheable prompt of ``model``, in tokens."""
+        lowered = model.lower()
+        return next((n for text, n in self.minimums if text in lowered), self.default_minimum)
+
+    def keyed_config(self, config: Mapping[str, Any], model: str) -> dict[str, Any]:
+        """The values of the keys that key the cache (``model`` from the path or body)."""
+        values = {rule.key: config.get(rule.key) for rule in self.keyed if rule.key in config}
+        values["model"] = model
+        return values
+
+    def server_history(self, config: Mapping[str, Any]) -> bool:
+        """Whether the request's history lives on the server (its messages are only new)."""
+        return any(config.get(key) not in (None, "", {}) for key in self.server_side)
+
+    def implicit_hit(self, shared_tokens: int, model: str) -> int:
+        """The tokens an automatic (breakpoint-free) cache reads of a shared prefix."""
+        least = self.minimum(model)
+        if shared_tokens < least:
+            return 0
+        return least + (shared_tokens - least) // self.step * self.step
+
+
+IMPLICIT: Final = CacheRules()
+"""The default: an automatic exact-prefix cache from 1,024 tokens, keyed by the model."""

@@ -1,0 +1,151 @@
+"""The cache report as one self-contained HTML page (``headerlock cache --html FILE``).
+
+No script, no network, no external style: per recording and session, a bar per
+request whose length is its cacheable prefix (to the session's longest) split into
+the part shared with the previous request (reusable from the provider's cache) and
+the part sent anew, with the request's findings beside it and a legend that says how
+to read it. Deterministic: the same reports give the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING, Final
+
+from headerlock.testing.wire.cache.findings import MEANINGS, CacheFinding
+
+if TYPE_CHECKING:
+    from headerlock.testing.wire.cache.report import CacheReport, RequestCache
+
+STYLE: Final = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1d232a;
+background:#fff;max-width:1200px}
+h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:28px 0 4px;word-break:break-all}
+h3{font-size:14px;margin:14px 0 6px;color:#3c4650}
+p.lead{margin:0 0 12px;color:#3c4650;max-width:860px}
+.legend{display:flex;gap:18px;margin:8px 0 4px;font-size:13px}
+.legend span{display:inline-flex;align-items:center;gap:6px}
+.swatch{display:inline-block;width:14px;height:14px;border-radius:3px}
+.reused{background:#2e9e5b}.resent{background:#e8893a}
+table{border-collapse:collapse;width:100%}
+th{text-align:left;font-weight:600;font-size:12px;color:#5b6670;padding:4px 8px;
+border-bottom:1px solid #d5dbe0}
+td{padding:5px 8px;border-bottom:1px solid #eef1f3;vertical-align:top}
+td.n{width:56px;text-align:right;font-variant-numeric:tabular-nums}
+td.bar{width:42%}td.figures{width:190px;font-variant-numeric:tabular-nums;color:#3c4650}
+.track{display:flex;height:16px;background:#f1f3f5;border-radius:3px;overflow:hidden}
+.track span{display:block;height:100%}
+tr.broken td.n{color:#b3261e;font-weight:700}
+.finding{margin:0 0 6px}.code{font-family:ui-monospace,Menlo,monospace;font-weight:700;
+color:#b3261e}.ok{color:#2e7d4f}
+.snip{font-family:ui-monospace,Menlo,monospace;font-size:12px;color:#3c4650;
+white-space:pre-wrap;word-break:break-all;margin-left:10px}
+.summary{margin:4px 0 8px;color:#3c4650}.unseen{color:#8a5a00}
+"""
+
+LEAD: Final = (
+    "Providers cache an exact prefix of the prompt (tools, then system, then messages)."
+    " Each bar is one request's cacheable prefix, as long as its estimated tokens (to the"
+    " longest request of the session). The green part is shared byte for byte with the"
+    " previous request of the session: the provider can read it from its cache. The orange"
+    " part is sent anew. A bar that is mostly orange after the first request marks a"
+    " break; the findings beside it say where (request, segment, byte) and why (a stable"
+    " code)."
+)
+
+
+def _finding(finding: CacheFinding) -> str:
+    meaning = escape(MEANINGS.get(finding.code, ""), quote=True)
+    at = "" if finding.offset is None else f" byte {finding.offset}"
+    parts = [
+        f'<div class="finding" data-code="{escape(finding.code)}">'
+        f'<span class="code" title="{meaning}">{escape(finding.code)}</span>'
+        f" {escape(finding.where)}{at}: {escape(finding.detail)}"
+    ]
+    for label, text in (("before", finding.before), ("after", finding.after)):
+        if text is not None:
+            parts.append(f'<div class="snip">{label} {escape(text)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _row(request: RequestCache, longest: int) -> str:
+    scale = request.prefix_tokens * 100 / longest if longest else 0.0
+    shared = request.shared_bytes / request.prefix_bytes if request.prefix_bytes else 0.0
+    reused, resent = scale * shared, scale * (1 - shared)
+    broken = " broken" if request.findings else ""
+    findings = (
+        "".join(_finding(f) for f in request.findings) or '<span class="ok">no finding</span>'
+    )
+    actual = ""
+    if request.actual is not None and request.actual.read is not None:
+        actual = f"<br>recorded cache read {request.actual.read:,}"
+    return (
+        f'<tr class="request{broken}" data-request="{request.number}"'
+        f' data-shared="{request.shared_percent}">'
+        f'<td class="n">{request.number}</td>'
+        f'<td class="bar"><div class="track" title="{request.shared_percent}% shared">'
+        f'<span class="reused" style="width:{reused:.2f}%"></span>'
+        f'<span class="resent" style="width:{resent:.2f}%"></span></div></td>'
+        f'<td class="figures">{request.shared_percent}% shared of ~{request.prefix_tokens:,}'
+        f" tokens<br>~{request.resent_tokens:,} re-sent, predicted cache read"
+        f" {request.predicted:,}{actual}</td>"
+        f"<td>{findings}</td></tr>"
+    )
+
+
+def _session(requests: Sequence[RequestCache]) -> list[str]:
+    first = requests[0]
+    longest = max(r.prefix_tokens for r in requests)
+    out = [
+        f'<h3 class="session">session {first.session}: {escape(first.api)},'
+        f" {escape(first.model)} ({len(requests)} requests)</h3>",
+        "<table><thead><tr><th>request</th><th>cacheable prefix: shared / sent anew</th>"
+        "<th>estimated tokens</th><th>findings</th></tr></thead><tbody>",
+    ]
+    out += [_row(r, longest) for r in requests]
+    out.append("</tbody></table>")
+    return out
+
+
+def _report(report: CacheReport) -> list[str]:
+    from headerlock.testing.wire.cache.text import total_line
+
+    out = [
+        f'<section class="recording" data-name="{escape(report.name)}">',
+        f"<h2>{escape(report.name)}</h2>",
+        f'<p class="summary">{escape(total_line(report).strip())}</p>',
+    ]
+    if report.unseen:
+        out.append(
+            f'<p class="unseen">Not seen: {escape(", ".join(report.unseen))}'
+            f" ({escape(report.unseen_why)}; pin the recording to see them)."
+            " The rest is analysed.</p>"
+        )
+    sessions: dict[int, list[RequestCache]] = {}
+    for request in report.requests:
+        sessions.setdefault(request.session, []).append(request)
+    for number in sorted(sessions):
+        out += _session(sessions[number])
+    out.append("</section>")
+    return out
+
+
+def html_page(reports: Sequence[CacheReport]) -> str:
+    """The page for ``reports``, in order."""
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>headerlock cache report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>headerlock cache report</h1>",
+        f'<p class="lead">{escape(LEAD)}</p>',
+        '<div class="legend"><span><i class="swatch reused"></i>shared with the previous'
+        ' request (cacheable)</span><span><i class="swatch resent"></i>sent anew</span></div>',
+    ]
+    for report in reports:
+        out += _report(report)
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,116 @@
+"""The cache report as text: a line per request, a ``total`` line, then each finding
+with the before/after bytes where it breaks.
+
+::
+
+    cache report: recordings/agent.yaml (pinned; 3 requests; 1 session)
+      request  shared  prefix tok  re-sent tok  predicted  actual  first finding
+            1      0%       1,310        1,310          0       0  -
+            2     97%       1,352          200      1,152   1,152  -
+            3      0%       1,360        1,360          0       -  tools-reordered tools[0] (grep)
+      total: 3 requests, 64% of the prefix shared, 2,870 of 4,022 est. tokens re-sent, 1 finding
+
+Numbers are estimated tokens (``ceil(bytes / 4)``) except ``actual``, the cache read the
+recorded response reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from headerlock.testing.wire.cache.findings import CacheFinding
+
+if TYPE_CHECKING:
+    from headerlock.testing.wire.cache.report import CacheReport, RequestCache
+
+HEAD = "  request  shared  prefix tok  re-sent tok  predicted  actual  first finding"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _actual(request: RequestCache) -> str:
+    if request.actual is None or request.actual.read is None:
+        return "-"
+    return f"{request.actual.read:,}"
+
+
+def request_line(request: RequestCache) -> str:
+    """One request: shared %, prefix, re-sent, predicted and actual cached tokens, and
+    its first finding."""
+    first = request.first
+    cause = "-" if first is None else f"{first.code} {first.where}"
+    return (
+        f"  {request.number:>7}  {request.shared_percent:>5}%  {request.prefix_tokens:>10,}"
+        f"  {request.resent_tokens:>11,}  {request.predicted:>9,}  {_actual(request):>6}  {cause}"
+    )
+
+
+def total_line(report: CacheReport) -> str:
+    """``total: N requests, P% of the prefix shared, R of T est. tokens re-sent, F findings``."""
+    requests = report.requests
+    size = sum(r.prefix_bytes for r in requests)
+    shared = sum(r.shared_bytes for r in requests)
+    percent = shared * 100 // size if size else 0
+    resent = sum(r.resent_tokens for r in requests)
+    tokens = sum(r.prefix_tokens for r in requests)
+    actual = [r.actual.read for r in requests if r.actual is not None and r.actual.read is not None]
+    said = f", {sum(actual):,} tokens cached (recorded)" if actual else ""
+    return (
+        f"  total: {_count(len(requests), 'request')}, {percent}% of the prefix shared,"
+        f" {resent:,} of {tokens:,} est. tokens re-sent{said},"
+        f" {_count(len(report.findings), 'finding')}"
+    )
+
+
+def finding_lines(finding: CacheFinding, indent: str = "    ") -> list[str]:
+    """A finding's line, then its before/after snippets."""
+    lines = [f"{indent}{finding.line()}"]
+    if finding.before is not None:
+        lines.append(f"{indent}  before {finding.before}")
+    if finding.after is not None:
+        lines.append(f"{indent}  after  {finding.after}")
+    return lines
+
+
+def report_lines(report: CacheReport) -> list[str]:
+    """The whole report, one string per line."""
+    pinned = {None: "sent in this run", True: "pinned", False: "unpinned"}[report.pinned]
+    lines = [
+        f"cache report: {report.name} ({pinned}; {_count(len(report.requests), 'request')};"
+        f" {_count(report.sessions, 'session')})"
+    ]
+    if report.unseen:
+        lines.append(
+            f"  not seen: {', '.join(report.unseen)} ({report.unseen_why}; pin it to see"
+            " them); the rest is analysed"
+        )
+    lines.append(HEAD)
+    session = 0
+    for request in report.requests:
+        if report.sessions > 1 and request.session != session:
+            session = request.session
+            lines.append(f"  session {session}: {request.api}, {request.model}")
+        lines.append(request_line(request))
+    lines.append(total_line(report))
+    if report.findings:
+        lines.append("  findings:")
+        for finding in report.findings:
+            lines += finding_lines(finding)
+    return lines
+
+
+def break_message(report: CacheReport, findings: Sequence[CacheFinding]) -> str:
+    """The message of ``assert_cache_stable``'s error."""
+    noun = _count(len(findings), "cache finding")
+    lines = [f"{noun} in {report.name}:"]
+    for finding in findings:
+        lines += finding_lines(finding, "  ")
+    codes = ", ".join(dict.fromkeys(f.code for f in findings))
+    lines.append(
+        f"allow a code with assert_cache_stable(..., allow=[...]) ({codes}); every code's"
+        " meaning and provider rule: README, section Cache report"
+    )
+    return "\n".join(lines)

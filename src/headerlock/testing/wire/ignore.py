@@ -1,0 +1,92 @@
+"""A lock's ignore rules: applied to each model request's split, and which ones matched.
+
+The path syntax is ``headerlock.formats.wire_ignore``'s (``config.seed``,
+``messages[*].content``, ``tools[*].function.description``). Rules apply to the
+request as sent, before ids are tokenized and before anything is compared, so both
+sides of a comparison hold ``<<ignored>>`` there. ``checked`` rules (``lock(ignore=)``,
+the marker's) must match some request of the lock; unchecked ones (the
+``headerlock_ignore`` ini option, shared by every test) are only counted, for the
+pytest session to report the ones no test used.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from headerlock.errors import ConfigError
+from headerlock.formats.wire_ignore import PREFIX_ROOTS, IgnorePath, ignore_in, parse_ignores
+from headerlock.testing.wire.apis import Split
+
+
+class IgnoreRules:
+    """The ignore rules of one lock; thread-safe (requests arrive on many threads)."""
+
+    def __init__(
+        self,
+        checked: Iterable[object] = (),
+        shared: Iterable[object] = (),
+        *,
+        where: str = "ignore",
+    ) -> None:
+        self.checked = parse_ignores(checked, where=where)
+        own = {p.text for p in self.checked}
+        self.shared = tuple(p for p in parse_ignores(shared, where=where) if p.text not in own)
+        self.matched: set[str] = set()
+        self._guard = threading.Lock()
+
+    @property
+    def paths(self) -> tuple[IgnorePath, ...]:
+        """Every rule, the checked ones first."""
+        return (*self.checked, *self.shared)
+
+    def __bool__(self) -> bool:
+        return bool(self.checked or self.shared)
+
+    def refuse_pinned(self) -> None:
+        """A pinned recording compares the prefix bytes as sent: no rule may reach into
+        the system or the tools."""
+        inside = [p for p in self.paths if p.root in PREFIX_ROOTS]
+        if inside:
+            raise ConfigError(
+                f"ignore rule {inside[0].text!r} reaches into the {inside[0].root}"
+                " of a pinned recording, whose bytes are compared as sent; ignore config or"
+                " messages paths only, or unpin the test",
+                key="ignore",
+            )
+
+    def apply(self, split: Split) -> Split:
+        """``split`` with every value a rule reaches replaced by ``<<ignored>>``."""
+        if not self:
+            return split
+        parts = {
+            "config": split.config,
+            "system": split.system,
+            "tools": split.tools,
+            "messages": split.messages,
+        }
+        hits: list[str] = []
+        for path in self.paths:
+            parts[path.root], reached = ignore_in(parts[path.root], path.steps)
+            if reached:
+                hits.append(path.text)
+        if hits:
+            with self._guard:
+                self.matched.update(hits)
+        return replace(split, **parts)
+
+    def unmatched(self) -> list[str]:
+        """The checked rules no request matched."""
+        with self._guard:
+            return [p.text for p in self.checked if p.text not in self.matched]
+
+
+def unmatched_message(paths: Sequence[str], where: str) -> str:
+    """What to say about rules that matched nothing."""
+    noun = "rule matches" if len(paths) == 1 else "rules match"
+    shown = ", ".join(repr(p) for p in paths)
+    return (
+        f"{where}: ignore {noun} no request of the session: {shown}; a misspelled path"
+        " ignores nothing (paths look like config.seed, messages[*].content)"
+    )

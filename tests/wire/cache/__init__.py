@@ -1,0 +1,1 @@
+"""Tests of the cache report (issue 20)."""

@@ -1,0 +1,86 @@
+"""The byte-level pieces: cutting breakpoint markers out of JSON, recognising volatile
+values, the per-model minimums."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.cache.prefix import estimate_tokens, strip_member
+from headerlock.testing.wire.cache.volatile import volatile_at
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"a":1,"cache_control":{"type":"ephemeral"}}', b'{"a":1}'),
+        (b'{"cache_control": {"type": "x"}, "a": 2}', b'{"a": 2}'),
+        (b'{"text":"cache_control","cache_control":{}}', b'{"text":"cache_control"}'),
+        (
+            b'{"t":"say \\"cache_control\\": 1","cache_control":1}',
+            b'{"t":"say \\"cache_control\\": 1"}',
+        ),
+        (b'[{"cache_control":{}},{"b":{"cache_control":{"ttl":"1h"}}}]', b'[{},{"b":{}}]'),
+        (b'{"a":"x\\\\","cache_control":1,"b":2}', b'{"a":"x\\\\","b":2}'),
+        (b'{"a":1}', b'{"a":1}'),
+    ],
+)
+def test_strip_member_cuts_only_the_member(raw: bytes, expected: bytes) -> None:
+    out = strip_member(raw, "cache_control")
+    assert out == expected
+    json.loads(out)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "text", "kind"),
+    [
+        (
+            b"id 0b8f6e2c-1c4e-4b3a-9a55-0c8e5a9b1d21 x",
+            b"id 5a1c77d0-9f3e-4c1b-8d6a-2f4b9e0c7a13 x",
+            False,
+            "uuid",
+        ),
+        (b"trace a3f9c0d1e2b4f5a6 end", b"trace a3f9c0d1e2b4f5a7 end", False, "hex id"),
+        (b"Today is 2026-01-02.", b"Today is 2026-01-03.", False, "date"),
+        (b"at 09:15 sharp", b"at 09:16 sharp", False, "time"),
+        (b"turn 9 of", b"turn 10 of", True, "counter"),
+    ],
+)
+def test_volatile_values_are_named_with_their_text(
+    before: bytes, after: bytes, text: bool, kind: str
+) -> None:
+    offset = next(n for n, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
+    found = volatile_at(before, after, offset, text=text)
+    assert found is not None and found.kind == kind
+    assert found.before in before.decode() and found.after in after.decode()
+
+
+def test_a_changed_number_in_a_schema_is_no_counter_and_words_are_not_volatile() -> None:
+    assert volatile_at(b'{"maxLength":10}', b'{"maxLength":20}', 13, text=False) is None
+    assert volatile_at(b"Be kind.", b"Be brief.", 3, text=True) is None
+
+
+def test_minimums_and_the_estimate() -> None:
+    anthropic = model_api("anthropic.messages").cache
+    assert [
+        anthropic.minimum(m)
+        for m in (
+            "claude-sonnet-4-5",
+            "claude-opus-4-5-20251101",
+            "claude-haiku-4-5",
+            "claude-3-5-haiku-20241022",
+        )
+    ] == [1024, 4096, 4096, 2048]
+    gemini = model_api("gemini.generate").cache
+    assert (gemini.minimum("gemini-2.5-flash"), gemini.minimum("gemini-2.5-pro")) == (1024, 4096)
+    openai = model_api("openai.chat").cache
+    assert [openai.implicit_hit(t, "gpt-4o") for t in (1023, 1024, 1151, 1152, 2000)] == [
+        0,
+        1024,
+        1024,
+        1152,
+        1920,
+    ]
+    assert [estimate_tokens(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]

@@ -24,6 +24,11 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if is_in_ci() else "dev"))
 
+# cassetter (a benchmark peer) and pytest-recording both define --record-mode; the
+# pytest processes this suite starts load one of them only.
+NO_CASSETTER = "-p no:cassetter"
+os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NO_CASSETTER}".strip()
+
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 
 
@@ -39,9 +44,13 @@ def model_server() -> Iterator[ModelServer]:
 def isolated_pytester(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test that runs pytest through ``pytester`` runs it as a user's project would:
     without this suite's xdist worker identity, and without this suite's ``tests``
-    package imported (a user's ``tests/conftest.py`` would resolve to ours)."""
+    package imported (a user's ``tests/conftest.py`` would resolve to ours), and without
+    cassetter (installed as a benchmark peer), whose ``--record-mode`` option collides
+    with pytest-recording's."""
     if "pytester" not in request.fixturenames:
         return
+    request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS: set it after
+    monkeypatch.setenv("PYTEST_ADDOPTS", NO_CASSETTER)
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     for module in [m for m in sys.modules if m == "tests" or m.startswith("tests.")]:

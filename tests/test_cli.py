@@ -232,3 +232,19 @@ def test_a_failed_record_keeps_the_old_bytes_records_the_rest_and_exits_1(projec
     assert "was not recorded: the model script ran out" in out
     assert tool_turn.read_bytes() == before
     assert (project / "recordings" / "text-turn.yaml").exists()  # the others still recorded
+
+
+def test_record_runs_the_class_guard_and_keeps_the_old_bytes(project: Path) -> None:
+    """A scenario whose header drifted from its class's pin is not recorded (exit 1), and
+    the guards line never says ok while a class fails."""
+    assert run("record", *dirs(project))[0] == 0
+    recording = project / "recordings" / "tool-turn.yaml"
+    before = recording.read_bytes()
+    fixture = project / "fixtures" / "tool-turn.yaml"
+    fixture.write_text(fixture.read_text().replace("Answer in one line.", "Answer at length."))
+    code, out = run("record", *dirs(project))
+    assert code == 1, out
+    assert "FAIL tool-turn (the old recording is kept)" in out
+    assert "differs from the pinned header of class 'default' (text-turn)" in out
+    assert "pins fresh: ok" not in out
+    assert recording.read_bytes() == before

@@ -60,6 +60,8 @@ class Console:
         self.out = out
         self.status: Progress | None = None
         self.said: set[str] = set()
+        self.off_pin: list[str] = []
+        """Scenarios whose header failed their class's pin guard (for the guards line)."""
 
     def error(self, error: BaseException | str) -> bool:
         """Say ``error`` as one ``headerlock:`` line on stderr, once; whether it was new."""
@@ -129,7 +131,9 @@ def _selected(project: Project, names: Sequence[str]) -> list[Scenario]:
 async def _record(project: Project, names: Sequence[str], console: Console, live: bool) -> int:
     scenarios = _selected(project, names)
     with console.progress(len(scenarios), "recorded"):
-        return await _record_each(project, scenarios, console, live)
+        code = await _record_each(project, scenarios, console, live)
+    failures, bad = await _guards(project, console, recording=True)
+    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures or code else EXIT_OK
 
 
 async def _record_each(
@@ -143,6 +147,8 @@ async def _record_each(
             recording = await project.record(scenario, live=live)
         except CheckFailed as error:
             failed += 1
+            if isinstance(error, PinError):
+                console.off_pin.append(scenario.name)
             kept = "the old recording is kept" if Path(path).exists() else "nothing written"
             console.step(index, len(scenarios), f"FAIL {scenario.name} ({kept})")
             console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
@@ -167,9 +173,31 @@ async def _replay(
             project.recording(name)
         except InputFileError as error:
             bad += console.error(error)
+    guard_failures, guard_bad = await _guards(project, console)
+    return (
+        EXIT_BAD_INPUT
+        if bad or guard_bad
+        else EXIT_MISMATCH
+        if failures or guard_failures
+        else EXIT_OK
+    )
+
+
+async def _guards(
+    project: Project, console: Console, *, recording: bool = False
+) -> tuple[int, int]:
+    """The project-wide guards, one ``guards:`` line (never ok while a class fails);
+    how many failed and how many were bad input. ``recording``: a pin with no
+    recording yet is another ``record`` run's to make (or it failed, said above)."""
+    failures = bad = 0
     try:
-        await project.check_files()
-        console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
+        await project.check_files(updating=recording)
+        if console.off_pin:
+            failures += 1
+            names = ", ".join(console.off_pin)
+            console.line(f"guards: FAIL (off their class's pin, above: {names})")
+        else:
+            console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
     except PinError as error:
         problems = [p for p in error.problems if one_line(p) not in console.said]
         failures += bool(problems)
@@ -185,7 +213,7 @@ async def _replay(
         bad += 1
         console.line("guards: FAIL (bad input)")
         console.error(error)
-    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures else EXIT_OK
+    return failures, bad
 
 
 async def _replay_each(
@@ -201,6 +229,8 @@ async def _replay_each(
             await project.check_pin_guard(scenario, output)
         except (CheckFailed, MissingRecordingError) as error:
             failures += 1
+            if isinstance(error, PinError):
+                console.off_pin.append(scenario.name)
             console.said.add(one_line(str(error)))
             console.step(index, len(scenarios), f"FAIL {label}")
             console.line("\n".join(f"    {line}" for line in str(error).splitlines()))

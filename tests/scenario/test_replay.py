@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 from headerlock.errors import MissingRecordingError, PinError, ReplayMismatch
-from headerlock.formats.fixture import Scenario
-from headerlock.runtime.driver import RunOutput
 from headerlock.testing.scenario.project import Project
 
 BUNDLED = Path(__file__).parents[2] / "fixtures"
@@ -205,10 +203,10 @@ def test_an_unpinned_header_that_drifted_from_its_pin_fails_the_guard(
     plain.write_text(text)
     fresh = Project(project.fixtures, project.recordings)
     scenario = fresh.scenario("plain-turn")
-    asyncio.run(fresh.record(scenario))  # re-recorded: the recording agrees with its own run
-    _, output = asyncio.run(fresh.replay(scenario))
-    with pytest.raises(PinError) as info:
-        asyncio.run(fresh.check_pin_guard(scenario, output))
+    before = fresh.recording_path("plain-turn").read_bytes()
+    with pytest.raises(PinError) as info:  # recording runs the class guard first
+        asyncio.run(fresh.record(scenario))
+    assert fresh.recording_path("plain-turn").read_bytes() == before  # nothing written
     message = str(info.value)
     assert "plain-turn: request/header at seq 4 differs from the pinned header" in message
     assert expected in message, message
@@ -227,12 +225,5 @@ def test_a_pin_with_an_empty_system_and_no_tools_is_a_pin(project: Project) -> N
     plain = project.fixtures / "plain-turn.yaml"
     plain.write_text(plain.read_text().replace("model: demo", "model: demo, persona: Drift."))
     fresh = Project(project.fixtures, project.recordings)
-    asyncio.run(fresh.record(fresh.scenario("plain-turn")))
     with pytest.raises(PinError, match=r"system: added 'Drift\.'"):
-        asyncio.run(fresh.check_pin_guard(*_replayed(fresh, "plain-turn")))
-
-
-def _replayed(project: Project, name: str) -> tuple[Scenario, RunOutput]:
-    scenario = project.scenario(name)
-    _, output = asyncio.run(project.replay(scenario))
-    return scenario, output
+        asyncio.run(fresh.record(fresh.scenario("plain-turn")))

@@ -44,8 +44,8 @@ def fixture(entry: str, prompt: str = "hi", extra: str = "") -> str:
 def project(root: Path, entry: str = "agent:agent", extra: str = "") -> Path:
     """A project whose ``case`` scenario calls ``entry``, recorded with a harmless entry."""
     write(root, {"agent.py": AGENT, "fixtures/case.yaml": fixture("agent:agent", extra=extra)})
-    recorded = cli(root, "record")
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    recorded = cli(root, "record")  # its guards fail (the agent sends no request to pin)
+    assert "[1/1] recorded case" in recorded.stdout, recorded.stdout + recorded.stderr
     (root / "fixtures" / "case.yaml").write_text(fixture(entry, PROMPTS.get(entry, "hi"), extra))
     return root
 

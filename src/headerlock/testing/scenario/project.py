@@ -186,9 +186,11 @@ class Project:
             return None
 
     async def record(self, scenario: Scenario, *, live: bool = False) -> Recording:
-        """Record ``scenario`` and write its recording atomically."""
+        """Record ``scenario``, check it against its class's pin (a ``PinError`` writes
+        nothing: the old recording stays), and write its recording atomically."""
         existing = self.reusable_recording(scenario.name)
-        recording, _ = await record_scenario(scenario, existing=existing, live=live)
+        recording, output = await record_scenario(scenario, existing=existing, live=live)
+        await self.check_pin_guard(scenario, output)
         save_recording(recording, self.recording_path(scenario.name))
         return recording
 

@@ -9,8 +9,10 @@
   any agent, framework recipes and the ``app: wire`` driver.
 - ``plugin/``: the pytest plugin: its entry module (``hooks``), collection nodes, what
   items run, the transactional recording books and the ``headerlock_wire`` fixture.
+- ``review/``: fixture authors reviewing pending changes (``headerlock review``): finding
+  the ``.new`` files, the diff shown, accept and reject.
 
-Imports point one way: ``plugin`` → ``order`` / ``wire`` → ``scenario``; ``order`` and
-``wire`` never import each other. May import ``headerlock.runtime`` and
+Imports point one way: ``plugin`` / ``review`` → ``order`` / ``wire`` → ``scenario``;
+``order`` and ``wire`` never import each other, nor ``plugin`` and ``review``. May import ``headerlock.runtime`` and
 ``headerlock.formats``; never ``headerlock.demo``.
 """

@@ -13,6 +13,6 @@
   the ``.new`` files, the diff shown, accept and reject.
 
 Imports point one way: ``plugin`` / ``review`` → ``order`` / ``wire`` → ``scenario``;
-``order`` and ``wire`` never import each other, nor ``plugin`` and ``review``. May import ``headerlock.runtime`` and
-``headerlock.formats``; never ``headerlock.demo``.
+``order`` and ``wire`` never import each other, nor ``plugin`` and ``review``. May import
+``headerlock.runtime`` and ``headerlock.formats``; never ``headerlock.demo``.
 """

@@ -117,7 +117,9 @@ class Plan:
     warmup: int = 1
     """Rounds run first and dropped (quick: none; its recording runs warm the caches)."""
     startup_rounds: int = 15
-    wire_tests: int = 150
+    process_rounds: int = 7
+    """Rounds of the figures whose every arm is a whole pytest run (quick: one, a smoke)."""
+    wire_tests: int = 1_000
     scenarios: int = 200
     sizes: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
     calls: int = 100_000
@@ -132,6 +134,7 @@ class Plan:
         if not quick:
             return cls(quick, profiles)
         return cls(
-            quick, profiles, rounds=3, warmup=0, startup_rounds=3, wire_tests=20, scenarios=20,
-            sizes=(100, 1_000, 10_000), calls=500, orders=50, flake_runs=4, budget=15.0,
+            quick, profiles, rounds=3, warmup=0, startup_rounds=2, process_rounds=1,
+            wire_tests=10, scenarios=10,
+            sizes=(100, 1_000, 10_000), calls=500, orders=50, flake_runs=2, budget=15.0,
         )  # fmt: skip

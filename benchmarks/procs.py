@@ -60,14 +60,25 @@ def run(
     return elapsed, output
 
 
+NO_CASSETTER = ("-p", "no:cassetter")
+"""cassetter and pytest-recording both define ``--record-mode``: one at a time."""
+CASSETTER = ("-p", "no:recording", "-p", "cassetter")
+"""After ``NO_CASSETTER``: cassetter's plugin instead of pytest-recording's."""
+
+
 def pytest_command(*args: str, cache: bool = False) -> list[str]:
-    """``python -m pytest -q ...`` (without the cache plugin unless ``cache``)."""
+    """``python -m pytest -q ...`` (without the cache plugin unless ``cache``).
+
+    cassetter's plugin is left out (it clashes with pytest-recording's); a
+    cassetter run passes ``CASSETTER`` among ``args`` to swap them.
+    """
     return [
         sys.executable,
         "-m",
         "pytest",
         "-q",
         *(() if cache else ("-p", "no:cacheprovider")),
+        *NO_CASSETTER,
         *args,
     ]
 

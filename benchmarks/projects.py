@@ -38,12 +38,30 @@ TOOLS = [{"type": "function", "function": {
 _client = None
 
 
+def _floor():
+    """BENCH_FLOOR=1: no recorder, the server's replies from a MockTransport (the floor)."""
+    if not os.environ.get("BENCH_FLOOR"):
+        return None
+    import httpx2
+    from benchmarks.wire_server import completion
+
+    count = [0]
+
+    def answer(request):
+        count[0] += 1
+        body = json.dumps(completion(json.loads(request.content), count[0])).encode()
+        return httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+
+    return httpx2.Client(transport=httpx2.MockTransport(answer))
+
+
 def client():
     global _client
     if _client is None:
         _client = openai.OpenAI(
             base_url=os.environ.get("BENCH_BASE_URL", "http://127.0.0.1:9/v1"),
-            api_key=os.environ.get("OPENAI_API_KEY", "sk-bench-not-a-key"), max_retries=0)
+            api_key=os.environ.get("OPENAI_API_KEY", "sk-bench-not-a-key"), max_retries=0,
+            http_client=_floor())
     return _client
 
 
@@ -69,6 +87,14 @@ import pytest
 @pytest.fixture(scope="module")
 def vcr_config():
     return {"match_on": ["method", "path"], "filter_headers": ["authorization"]}
+"""
+
+CASSETTER_CONFTEST = """
+import pytest
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {}  # cassetter's defaults: method + URI, authorization filtered
 """
 
 WIRE_TEST = """
@@ -119,10 +145,12 @@ def scenario_project(root: Path, count: int, *, tools: int = 9) -> None:
 
 
 def wire_project(root: Path, count: int) -> None:
-    """The same 2-request SDK agent tested ``count`` times three ways.
+    """The same 2-request SDK agent tested ``count`` times five ways.
 
     ``tests/test_hl.py`` uses the ``headerlock_wire`` fixture, ``tests/test_vcr.py``
-    pytest-recording (a cassette per test), ``fixtures/`` are ``app: wire`` scenarios.
+    pytest-recording (a cassette per test), ``cst/test_cst.py`` cassetter's marker,
+    ``floor/test_floor.py`` no recorder (run with ``BENCH_FLOOR=1``: a MockTransport
+    answers), ``fixtures/`` are ``app: wire`` scenarios.
     """
     (root / "tests").mkdir(parents=True)
     (root / "fixtures").mkdir()
@@ -136,6 +164,12 @@ def wire_project(root: Path, count: int) -> None:
     (root / "tests" / "test_vcr.py").write_text(
         WIRE_TEST.format(marker="@pytest.mark.vcr\n", fixture="", count=count)
     )
+    for folder, marker in (("cst", "@pytest.mark.vcr\n"), ("floor", "")):
+        (root / folder).mkdir()
+        (root / folder / f"test_{folder}.py").write_text(
+            WIRE_TEST.format(marker=marker, fixture="", count=count)
+        )
+    (root / "cst" / "conftest.py").write_text(CASSETTER_CONFTEST)
     for i in range(count):
         (root / "fixtures" / f"wire-{i:03d}.yaml").write_text(
             textwrap.dedent(

@@ -19,7 +19,7 @@ from benchmarks.model import CONTEXT, ERROR, MET, NOT_MET, UNAVAILABLE, Check, P
 README = Path(__file__).parent / "README.md"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 LIBRARIES = ("headerlock", "pytest", "syrupy", "PyYAML", "hypothesis", "openai", "httpx2",
-             "vcrpy", "pytest-recording", "pytest-xdist", "pydantic", "deepdiff")  # fmt: skip
+             "vcrpy", "pytest-recording", "cassetter", "pytest-xdist", "pydantic", "deepdiff")  # fmt: skip
 TARGETS = {
     1: "Start-up tax: one-test run with the plugin <= 1.10x without",
     2: "Wire replay: headerlock_wire <= 1.0x pytest-recording",
@@ -29,6 +29,8 @@ TARGETS = {
     6: "Permutation checks >= 500 orders/s",
     0: "Earlier targets (before issue 14), kept as regression figures",
     20: "Cache report: time per request flat from 10 to 1,000 requests (<= 1.5x)",
+    22: "Issue 22: replay <= 0.90x the faster peer and <= 1.15x the floor; record <= 1.0x; "
+    "bytes <= the smaller peer; memory <= 1.1x; start-up <= 1.10x; -n 2 >= 1.5x",
 }
 
 
@@ -111,6 +113,37 @@ def table(checks: Sequence[Check]) -> list[str]:
     return lines
 
 
+PEER_COLUMNS = (
+    ("peer", "hl / faster peer (<= 0.90x)"), ("vcrpy", "hl / pytest-recording"),
+    ("cassetter", "hl / cassetter"), ("floor-headerlock", "hl / floor (<= 1.15x)"),
+    ("floor-vcrpy", "pytest-recording / floor"), ("floor-cassetter", "cassetter / floor"),
+    ("record", "record: hl / faster peer (<= 1.0x)"), ("bytes", "bytes: hl / smaller peer (<= 1.0x)"),
+)  # fmt: skip
+"""Issue 22's side-by-side table: the check keys ``22-<row>-<column>``."""
+
+
+def peer_table(checks: Sequence[Check]) -> list[str]:
+    """Issue 22's workloads side by side: one row per workload, medians (verdicts marked)."""
+    found = {c.key: c for c in checks if c.target == 22}
+    rows_keys = [k[3:-5] for k in found if k.endswith("-peer")]
+    if not rows_keys:
+        return []
+    header = ("workload", *(title for _, title in PEER_COLUMNS))
+    rows = [header]
+    for row in rows_keys:
+        cells = [found[f"22-{row}-peer"].what.split(":")[0]]
+        for column, _ in PEER_COLUMNS:
+            check = found.get(f"22-{row}-{column}")
+            mark = {NOT_MET: " **NOT MET**", MET: " met"}.get(check.status, "") if check else ""
+            cells.append(f"{check.shown()}{mark}" if check else "-")
+            if check is not None and column == "bytes":
+                cells[-1] += f" ({check.a.split(': ')[-1]} vs {check.b})"
+        rows.append(tuple(cells))
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    lines.insert(1, "| " + " | ".join("---" for _ in header) + " |")
+    return lines
+
+
 def summary(data: dict[str, Any]) -> list[str]:
     """One line per target: its verdict."""
     return [f"- target {n}: **{t['verdict']}** ({t['title']})" for n, t in data["targets"].items()]
@@ -131,6 +164,8 @@ def update_readme(data: dict[str, Any], checks: Sequence[Check], path: Path = RE
         f" before, {m['load_average'][0]:.1f} after.",
         "",
         *summary(data),
+        "",
+        *peer_table(checks),
         "",
         *table(checks),
         "",

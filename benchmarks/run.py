@@ -1,4 +1,4 @@
-"""The benchmark runner: paired A/B rounds for every target of issue 14.
+"""The benchmark runner: paired A/B rounds for every target of issues 14, 20 and 22.
 
 Each figure is the median of alternating rounds (headerlock, then its
 baseline, then the other way round) with the spread of the per-round values;
@@ -17,7 +17,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import cache, earlier, profiles, report, scaling, startup, suites, throughput, wire
+from benchmarks import (
+    cache,
+    earlier,
+    peers,
+    profiles,
+    report,
+    scaling,
+    startup,
+    suites,
+    throughput,
+    wire,
+)
 from benchmarks.model import CONTEXT, ERROR, MET, NOT_MET, Check, Plan, missing
 
 RESULTS = Path(__file__).parent / "results.json"
@@ -45,10 +56,12 @@ def _earlier(plan: Plan, root: Path) -> list[Check]:
 
 
 WORKLOADS = (
-    Workload("startup", (1,), startup.startup, startup.profile,
-             "Target 1: start-up tax of the pytest plugin"),
-    Workload("wire", (2,), wire.wire, wire.profile,
-             "Target 2: wire replay vs pytest-recording"),
+    Workload("startup", (1, 22), startup.startup, startup.profile,
+             "Target 1: start-up tax of the pytest plugin; issue 22: with the wire fixture"),
+    Workload("wire", (22,), wire.wire, wire.profile,
+             "Issue 22 row 1: 1,000 wire tests, whole runs, vs pytest-recording, cassetter, floor"),
+    Workload("peers", (22,), peers.peers, peers.profile,
+             "Issue 22 rows 2-5: in-process workloads vs pytest-recording, cassetter, floor"),
     Workload("suites", (3, 5), suites.suites, suites.profile,
              "Targets 3 and 5a: scenario replay per test vs syrupy; pytest -n 2 vs serial"),
     Workload("scaling", (4,), scaling.scaling, scaling.profile,
@@ -125,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print("\n".join(["", *report.summary(data)]))
     print(f"\n{'quick' if plan.quick else 'full'} run in {data['seconds']:.0f} s -> {args.output}")
-    full = args.output.resolve() == RESULTS.resolve() and not plan.quick and not only
-    if full and report.update_readme(data, checks):
+    full = args.output.resolve() == RESULTS.resolve() and not plan.quick
+    if full and report.update_readme(data, checks):  # with --only: those workloads' rows
         print(f"table updated in {report.README}")
     return 1 if any(c.status == ERROR for c in checks) else 0

@@ -8,8 +8,9 @@ final text. Recording happens once; the paired rounds replay with it stopped.
 from __future__ import annotations
 
 import json
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,8 +43,18 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
     }
 
 
+Answer = Callable[[dict[str, Any], int], tuple[str, bytes]]
+"""A reply to the ``number``-th request's JSON body: its content type and bytes."""
+
+
+def _agent(body: dict[str, Any], number: int) -> tuple[str, bytes]:
+    return "application/json", json.dumps(completion(body, number)).encode()
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
@@ -51,9 +62,9 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.count += 1
             number = self.server.count
-        payload = json.dumps(completion(body, number)).encode()
+        kind, payload = self.server.answer(body, number)
         self.send_response(200)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", kind)
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -64,17 +75,31 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # a 20-way gather connects at once
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, answer: Answer, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.lock = threading.Lock()
         self.count = 0
+        self.answer = answer
+
+
+def free_port() -> int:
+    """A port nothing listens on now: recordings keep their URL, replays find it closed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @contextmanager
-def serving() -> Iterator[str]:
-    """Run the server for the block; yields its base URL (``http://127.0.0.1:N/v1``)."""
-    server = _Server()
+def serving(answer: Answer = _agent, port: int = 0) -> Iterator[str]:
+    """Run the server for the block; yields its base URL (``http://127.0.0.1:N/v1``).
+
+    ``answer`` makes each reply (default: the two-request agent's ``completion``);
+    ``port`` 0 picks a free one.
+    """
+    server = _Server(answer, port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -65,7 +65,7 @@ def test_verdict_is_the_median_and_borderline_when_the_iqr_straddles_the_goal() 
 def test_quick_plan_still_pairs_and_full_plan_has_seven_rounds() -> None:
     quick, full = Plan.make(quick=True, profiles=False), Plan.make(quick=False, profiles=True)
     assert quick.rounds >= 3 and full.rounds >= 7 and full.startup_rounds >= 7
-    assert max(full.sizes) == 100_000 and full.calls == 100_000 and full.wire_tests == 150
+    assert max(full.sizes) == 100_000 and full.calls == 100_000 and full.wire_tests == 1_000
 
 
 def _without_timing(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -93,6 +93,14 @@ def dump_chunks(data: Any) -> Iterator[str]:
     yield "".join(out)
 
 
+def dump_item(item: Any, indent: int) -> str:
+    """The text of ``item`` as one item of a block sequence at ``indent`` (what
+    ``dump`` writes for each item of a list: ``- `` and the item, at that indent)."""
+    out: list[str] = []
+    _sequence((item,), indent, out, inline=False)
+    return "".join(out)
+
+
 def _items(items: Any, out: list[str]) -> Iterator[str]:
     """The items of a block sequence at indent 0, flushed in chunks."""
     for item in items:

@@ -23,6 +23,7 @@ from typing import Any, Final, NoReturn
 from headerlock.errors import OutputFileError, WireRecordingError, YamlError
 from headerlock.formats import placeholders
 from headerlock.formats.atomic import atomic_write
+from headerlock.formats.canonical_load import load_repeating
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.scrub import find_secret
 from headerlock.formats.strict_yaml import loads, read_text
@@ -329,9 +330,12 @@ def is_wire_data(data: Any) -> bool:
 def parse_wire_recording(
     text: str, *, path: str, apis: Collection[str] | None = None
 ) -> WireRecording:
-    """Parse and validate wire recording text."""
+    """Parse and validate wire recording text (a long one headerlock wrote is loaded
+    without parsing its repeated messages again: ``canonical_load``)."""
     try:
-        data = loads(text, path=path, max_depth=WIRE_MAX_DEPTH)
+        data = load_repeating(text, max_depth=WIRE_MAX_DEPTH)
+        if data is None:
+            data = loads(text, path=path, max_depth=WIRE_MAX_DEPTH)
     except YamlError as error:
         where = f"line {error.line}" if error.line else None
         raise WireRecordingError(error.reason, path=path, key=where) from None

@@ -51,8 +51,13 @@ def _json(text: str) -> Any:
     return data
 
 
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` uses, made once
+(``dumps`` makes one per call: a stream's events are each encoded)."""
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +82,9 @@ class SseEvent:
         """The event as SSE text, ending in a blank line."""
         head = "" if self.event is None else f"event: {self.event}\n"
         head += "" if self.id is None else f"id: {self.id}\n"
-        text = _dumps(self.data) if self.is_json else str(self.data)
+        if self.is_json:  # compact JSON holds no line break: one data line
+            return f"{head}data: {_dumps(self.data)}\n\n"
+        text = str(self.data)
         return head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n"
 
 

@@ -36,8 +36,12 @@ class Scrubber:
         return cls(tuple(sorted(kept, key=lambda s: (-len(s), s))), redact)
 
     def plus(self, secrets: Iterable[str]) -> Scrubber:
-        """This scrubber with more secrets."""
-        return Scrubber.of((*self.secrets, *secrets), self.redact)
+        """This scrubber with more secrets (itself when none of them is new, so a lock
+        that sees the same credentials on every request keeps one scrubber)."""
+        more = [s for s in secrets if s not in self.secrets]
+        if not any(len(s) >= MIN_SECRET_LENGTH for s in more):
+            return self
+        return Scrubber.of((*self.secrets, *more), self.redact)
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced, then redacted."""
@@ -95,9 +99,37 @@ class IdTokens:
             return [self.messages(v) for v in value]
         return value
 
+    def message_ids(self, value: Any) -> list[str]:
+        """The id values ``messages(value)`` tokenizes, in the order it meets them (it
+        numbers them in this order); none are numbered here."""
+        found: list[str] = []
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Mapping):
+                children = []
+                for k, v in item.items():
+                    if k in MESSAGE_ID_KEYS and isinstance(v, str):
+                        children.append(_Id(v))
+                    else:
+                        children.append(v)
+                stack.extend(reversed(children))
+            elif isinstance(item, (list, tuple)):
+                stack.extend(reversed(item))
+            elif isinstance(item, _Id):
+                found.append(item.value)
+        return found
+
     def config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a request config with its top-level id keys tokenized."""
         return {
             k: self.token(v) if k in CONFIG_ID_KEYS and isinstance(v, str) else v
             for k, v in config.items()
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _Id:
+    """An id value met in a walk (told apart from the data around it)."""
+
+    value: str

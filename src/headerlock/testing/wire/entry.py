@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Final
 
 from headerlock.formats import placeholders
 from headerlock.formats.wire_recording import WireEntry, WirePrefix, sorted_names
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire.apis import Split
+
+_UNSET: Final[Any] = object()
 
 
 def build_entry(
@@ -19,10 +22,15 @@ def build_entry(
     scrubber: Scrubber,
     ids: IdTokens,
     response: WireResponse | None = None,
+    messages: Any = _UNSET,
 ) -> WireEntry:
-    """The entry of one request; ``ids`` numbers ids across the requests of a lock."""
+    """The entry of one request; ``ids`` numbers ids across the requests of a lock.
+
+    ``messages``: the messages already scrubbed and tokenized with ``ids`` (after the
+    config's ids), when the caller has them (``memo.MessageMemo``)."""
     config = scrubber.data(ids.config(split.config))
-    messages = scrubber.data(ids.messages(split.messages))
+    if messages is _UNSET:
+        messages = scrubber.data(ids.messages(split.messages))
     if pinned:
         system, tools = scrubber.data(split.system), scrubber.data(split.tools)
         prefix: WirePrefix | None = WirePrefix(

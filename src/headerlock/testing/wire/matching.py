@@ -8,9 +8,10 @@ that matches nothing is explained against the closest unserved exchange.
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from headerlock.formats.wire_recording import WireEntry
 from headerlock.runtime.canonical import canonical_json
@@ -25,9 +26,46 @@ class Recorded(Protocol):
 E = TypeVar("E", bound=Recorded)
 
 
-def request_key(entry: Recorded) -> str:
-    """The canonical text of what replay compares of ``entry``."""
-    return canonical_json(entry.request_data())
+MESSAGES: Final = "messages"
+
+
+def request_key(entry: Recorded, messages: Sequence[str] | None = None) -> str:
+    """The canonical text of what replay compares of ``entry``.
+
+    ``messages``: the canonical text of each of its messages, when the caller has them
+    (``memo``): the same text is then assembled around them, the other keys sorted
+    before and after ``messages`` as ``canonical_json`` sorts them."""
+    data = entry.request_data()
+    if messages is None or not isinstance(data.get(MESSAGES), list):
+        return canonical_json(data)
+    del data[MESSAGES]
+    before = canonical_json({k: v for k, v in data.items() if k < MESSAGES})[:-1]
+    after = canonical_json({k: v for k, v in data.items() if k > MESSAGES})[1:]
+    listed = f'"{MESSAGES}":[{",".join(messages)}]'
+    return "".join(
+        (before, "," if len(before) > 1 else "", listed, "," if len(after) > 1 else "", after)
+    )
+
+
+def _digest(key: str) -> bytes:
+    """The SHA-256 of a request key: what the index keeps (not each whole text)."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+
+
+def _shared_key(entry: Recorded, texts: dict[int, str]) -> str:
+    """``request_key(entry)``, each message written once however many entries share it
+    (``texts``: the canonical text of each message object seen, by identity, while they
+    are all alive)."""
+    messages = getattr(entry, MESSAGES, None)
+    if not isinstance(messages, list):
+        return request_key(entry)
+    parts = []
+    for message in messages:
+        text = texts.get(id(message))
+        if text is None:
+            text = texts[id(message)] = canonical_json(message)
+        parts.append(text)
+    return request_key(entry, parts)
 
 
 class RecordedExchanges(Generic[E]):
@@ -37,14 +75,16 @@ class RecordedExchanges(Generic[E]):
     def __init__(self, entries: Sequence[E]) -> None:
         self.entries = tuple(entries)
         self.served = [False] * len(self.entries)
-        self._by_key: dict[str, deque[int]] = {}
+        self._by_key: dict[bytes, deque[int]] = {}
+        texts: dict[int, str] = {}  # a message shared by several entries is written once
         for index, entry in enumerate(self.entries):
-            self._by_key.setdefault(request_key(entry), deque()).append(index)
+            self._by_key.setdefault(_digest(_shared_key(entry, texts)), deque()).append(index)
 
-    def take(self, live: E) -> int | None:
-        """The index of the first unserved exchange whose request equals ``live``, now
-        served; ``None`` when there is none."""
-        waiting = self._by_key.get(request_key(live))
+    def take(self, live: E, key: str | None = None) -> int | None:
+        """The index of the first unserved exchange whose request equals ``live`` (whose
+        ``request_key`` is ``key``, when the caller has it), now served; ``None`` when
+        there is none."""
+        waiting = self._by_key.get(_digest(request_key(live) if key is None else key))
         if not waiting:
             return None
         index = waiting.popleft()
@@ -55,7 +95,7 @@ class RecordedExchanges(Generic[E]):
         """Serve the exchange at ``index`` to a request that did not match it (a replay
         that keeps answering after a mismatch, for its pending file)."""
         self.served[index] = True
-        waiting = self._by_key.get(request_key(self.entries[index]))
+        waiting = self._by_key.get(_digest(request_key(self.entries[index])))
         if waiting is not None and index in waiting:
             waiting.remove(index)
 

@@ -31,6 +31,7 @@ from headerlock.testing.wire.compare import Difference, entry_differences, extra
 from headerlock.testing.wire.entry import build_entry, scrub_response
 from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
+from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.origins import Key
 from headerlock.testing.wire.run import WireRequest, WireRun
 from headerlock.testing.wire.script import JSON, WireScript
@@ -112,6 +113,7 @@ class LockSession:
             source.http if source is not None else ()
         )
         self._keys: dict[int, Key] = {}
+        self._memo = MessageMemo()
         self._arrivals = 0
         self._guard = threading.Lock()
 
@@ -127,6 +129,7 @@ class LockSession:
         split = self._split(sent)
         if split is None:
             return self._other(sent, key)
+        split = self._memo.shared(split, sent.body)
         self.scrubber = self.scrubber.plus(_credentials(sent))
         if self.recording is not None:
             return self._replay(sent, split, key)
@@ -137,10 +140,10 @@ class LockSession:
     # -- the three modes ----------------------------------------------------------------
     def _replay(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
         assert self.recording is not None
-        live = self._entry(split, sent.path, self.run.pinned)
+        live, live_key = self._entry(split, sent, self.run.pinned)
         with self._guard:
             number = self._add_request(sent, split, key)
-            index = self.models.take(live)
+            index = self.models.take(live, live_key)
             found: list[Difference] = []
             if index is None:
                 found = self._explain_miss(number, live)
@@ -274,9 +277,31 @@ class LockSession:
         self._keys[number] = key
         return number
 
-    def _entry(self, split: Split, path: str, pinned: bool) -> WireEntry:
+    def _entry(
+        self, split: Split, sent: SentRequest, pinned: bool, response: WireResponse | None = None
+    ) -> tuple[WireEntry, str | None]:
+        """The entry of a request (ids numbered within it), and its ``request_key`` when
+        known; each message scrubbed once per lock (``memo``) when no ignore rule
+        rewrites the messages."""
+        if not self.ignore:
+            return self._memo.entry(
+                split,
+                sent.body,
+                sent.path,
+                pinned=pinned,
+                scrubber=self.scrubber,
+                response=response,
+            )
         split = self.ignore.apply(split)
-        return build_entry(split, path, pinned=pinned, scrubber=self.scrubber, ids=IdTokens())
+        entry = build_entry(
+            split,
+            sent.path,
+            pinned=pinned,
+            scrubber=self.scrubber,
+            ids=IdTokens(),
+            response=response,
+        )
+        return entry, None
 
     def _http_entry(self, sent: SentRequest, answer: WireAnswer | None = None) -> HttpEntry:
         body = WireBody.from_bytes(sent.body)
@@ -323,16 +348,7 @@ class LockSession:
             response = WireResponse.from_http(
                 ex.answer.status, ex.answer.content_type, ex.answer.body
             )
-            models.append(
-                build_entry(
-                    self.ignore.apply(ex.split),
-                    ex.sent.path,
-                    pinned=pinned,
-                    scrubber=self.scrubber,
-                    ids=IdTokens(),
-                    response=response,
-                )
-            )
+            models.append(self._entry(ex.split, ex.sent, pinned, response)[0])
         return WireRecording(pinned, tuple(models), tuple(http))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Final
 
 Span = tuple[int, int]
@@ -100,18 +101,60 @@ def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
     return spans
 
 
-def array_elements(raw: bytes, start: int = 0) -> list[Span]:
-    """Byte spans of the elements of the JSON array at ``start``."""
+def array_elements(raw: bytes, start: int = 0, limit: int | None = None) -> list[Span]:
+    """Byte spans of the elements of the JSON array at ``start`` (only the first
+    ``limit`` of them when given: the rest are not scanned)."""
     i = _skip(raw, start)
     if raw[i : i + 1] != b"[":
         raise ValueError("not a JSON array")
-    spans: list[Span] = []
+    return _elements(raw, _skip(raw, i + 1), [], limit)
+
+
+def _elements(raw: bytes, i: int, spans: list[Span], limit: int | None = None) -> list[Span]:
+    """``spans`` and those of the array's elements from ``raw[i]`` on (to its end, or
+    until there are ``limit``)."""
     text = raw.decode("latin-1")
-    i = _skip(raw, i + 1)
-    while raw[i : i + 1] not in (b"]", b""):
+    while raw[i : i + 1] not in (b"]", b"") and (limit is None or len(spans) < limit):
         end = value_end(raw, i, text)
         spans.append((i, end))
         i = _skip(raw, end)
         if raw[i : i + 1] == b",":
             i = _skip(raw, i + 1)
     return spans
+
+
+@dataclass(frozen=True, slots=True)
+class Elements:
+    """The element spans of the JSON array at ``start`` of ``raw``."""
+
+    raw: bytes
+    start: int
+    spans: list[Span]
+    repeated: int = 0
+    """How many leading spans were taken from the earlier text (``repeated_elements``)."""
+
+
+def repeated_elements(raw: bytes, start: int, before: Elements | None) -> Elements:
+    """``array_elements(raw, start)``, reusing the spans ``before`` found in an earlier
+    text with its array at the same offset for each element whose bytes (and the byte
+    after it) ``raw`` repeats: a conversation that only grows scans only its new
+    messages. The spans are the same as scanning ``raw`` whole: a span depends only on
+    the bytes up to the byte after it."""
+    kept = 0
+    if before is not None and before.start == start:
+        old, spans = memoryview(before.raw), before.spans
+        low, high = 0, len(spans)  # the most leading spans whose bytes repeat
+        while low < high:
+            middle = (low + high + 1) // 2
+            end = spans[middle - 1][1] + 1
+            if end <= len(raw) and raw.startswith(old[:end]):
+                low = middle
+            else:
+                high = middle - 1
+        kept = low
+    if before is None or not kept:
+        return Elements(raw, start, array_elements(raw, start))
+    i = _skip(raw, before.spans[kept - 1][1])
+    if raw[i : i + 1] == b",":
+        i = _skip(raw, i + 1)
+    return Elements(raw, start, _elements(raw, i, before.spans[:kept]), kept)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from headerlock.runtime.adapters.scripted import Reply
@@ -49,6 +49,8 @@ class Split:
     tools_raw: bytes
     system_raw: bytes
     tool_names: list[str]
+    messages_at: int | None = field(default=None, compare=False)
+    """The byte offset of the messages' value in the body (``None``: not in it)."""
 
     @property
     def prefix(self) -> bytes:
@@ -284,4 +286,5 @@ class ModelApi:
         cut = ("tools", self.messages_key, *self.system_keys)
         config = self.volatile.drop({k: v for k, v in data.items() if k not in cut})
         names = self.tool_names(tools)
-        return Split(self.name, config, system, tools, messages, tools_raw, system_raw, names)
+        at = spans[self.messages_key][0] if self.messages_key in spans else None
+        return Split(self.name, config, system, tools, messages, tools_raw, system_raw, names, at)

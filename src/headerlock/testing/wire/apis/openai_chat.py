@@ -44,7 +44,7 @@ def leading_system(body: bytes, span: Span | None, messages: Any) -> tuple[Any, 
         count += 1
     if count == 0:
         return None, messages, b""
-    elements = array_elements(body, span[0])
+    elements = array_elements(body, span[0], limit=count)
     return messages[:count], messages[count:], body[elements[0][0] : elements[count - 1][1]]
 
 

@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 from headerlock.errors import WireOwnershipError
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.apis import detect_api
+from headerlock.testing.wire.clients.late import LateImports
+from headerlock.testing.wire.clients.libraries import DEFERRED, imported_only
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class Interceptor(Protocol):
 _guard = threading.RLock()
 _active: list[Interceptor] = []
 _installed: list[ModuleType] = []
+_late: list[LateImports] = []
 
 
 def route(sent: SentRequest) -> WireAnswer | Pending | None:
@@ -135,9 +138,12 @@ def intercept(interceptor: Interceptor) -> Iterator[None]:
     with _guard:
         if not _active:
             try:
-                for module in _client_modules():
-                    module.install()
-                    _installed.append(module)
+                with imported_only():
+                    for module in _client_modules():
+                        module.install()
+                        _installed.append(module)
+                _late.append(LateImports(DEFERRED, _install_late))
+                _late[-1].enter()
             except BaseException:
                 _uninstall_all()
                 raise
@@ -151,6 +157,18 @@ def intercept(interceptor: Interceptor) -> Iterator[None]:
                 _uninstall_all()
 
 
+def _install_late(name: str) -> None:
+    """The deferred library ``name`` was imported: install the client modules again
+    (patching it) while a lock is open."""
+    with _guard:
+        if _active:
+            with imported_only(ready=name):
+                for module in _installed:
+                    module.install()
+
+
 def _uninstall_all() -> None:
+    while _late:
+        _late.pop().leave()
     while _installed:
         _installed.pop().uninstall()

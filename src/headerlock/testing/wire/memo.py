@@ -1,0 +1,194 @@
+"""Each message of a lock's requests scrubbed once, however often the agent re-sends it.
+
+An agent session sends the whole conversation again with every request; building each
+request's entry afresh (``entry.build_entry``: ids tokenized, every string scrubbed) and
+its canonical text (``matching.request_key``) would cost time in proportion to the
+whole conversation, per request. ``MessageMemo`` keeps, for the bytes of each message as
+sent (its exact JSON text), the ids it holds and, for the tokens those ids got, its
+scrubbed value and canonical text: a request that repeats messages does only its new
+ones, and its element spans are found only past the bytes the previous request
+repeats (``spans.repeated_elements``).
+
+The entry and the key are the ones ``build_entry`` and ``request_key`` give: a message's
+scrubbed value depends only on its bytes, the scrubber and the tokens of its ids, and
+its ids are numbered in the same order (``IdTokens.message_ids``). The memoized values
+are shared by the entries built from them, which nothing edits.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from typing import Any, Final
+
+from headerlock.formats.wire_recording import WireEntry
+from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.runtime.canonical import canonical_json
+from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.entry import build_entry
+from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.spans import Elements, repeated_elements
+
+MAX_MESSAGES: Final = 1 << 16
+"""Distinct message texts kept (more start the memo afresh: slower, never different)."""
+
+
+@dataclass(slots=True)
+class _Seen:
+    """One message text: its id values in numbering order, and per tokens given to them,
+    its scrubbed value and that value's canonical text."""
+
+    ids: tuple[str, ...]
+    done: dict[tuple[str, ...], tuple[Any, str]] = field(default_factory=dict)
+
+
+class MessageMemo:
+    """The scrubbed messages of one lock's requests, by their bytes (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._scrubber: Scrubber | None = None
+        self._seen: dict[bytes, _Seen] = {}
+        self._last: dict[str, _Done] = {}
+        """Per api, the messages of its last request."""
+        self._sent: dict[bytes, Any] = {}
+        """Each message's bytes, and the object first parsed from them (``shared``)."""
+        self._sent_last: dict[str, tuple[Elements, int, list[Any]]] = {}
+        self._guard = threading.RLock()  # a redact callable may send a request itself
+
+    def shared(self, split: Split, body: bytes) -> Split:
+        """``split`` (of ``body``) with each message an earlier request of the lock sent
+        in the same bytes replaced by the object parsed then (equal: the same bytes parse
+        the same): a session's requests then hold each message once, not once per
+        request that repeats it. The messages are read-only, as a request's are."""
+        given, at = split.messages, split.messages_at
+        if not isinstance(given, list) or at is None or body[at : at + 1] != b"[":
+            return split
+        with self._guard:
+            last = self._sent_last.get(split.api)
+            elements = repeated_elements(body, at, None if last is None else last[0])
+            skip = len(elements.spans) - len(given)
+            if skip < 0:
+                return split
+            if len(self._sent) > MAX_MESSAGES:
+                self._sent, last = {}, None
+            kept: list[Any] = []
+            if last is not None and last[1] == skip:
+                kept = last[2][: max(0, elements.repeated - skip)]
+            sent = self._sent
+            messages = kept + [
+                sent.setdefault(body[start:end], message)
+                for (start, end), message in zip(
+                    elements.spans[skip + len(kept) :], given[len(kept) :], strict=True
+                )
+            ]
+            self._sent_last[split.api] = (elements, skip, messages)
+        return replace(split, messages=messages)
+
+    def entry(
+        self,
+        split: Split,
+        body: bytes,
+        path: str,
+        *,
+        pinned: bool,
+        scrubber: Scrubber,
+        response: WireResponse | None = None,
+    ) -> tuple[WireEntry, str]:
+        """``build_entry(split, ...)`` (ids numbered within the request) and its
+        ``request_key``. ``split`` is of ``body``, with no ignore rule applied."""
+        ids = IdTokens()
+        found = self._messages(split, body, scrubber, ids)
+        if found is None:
+            entry = build_entry(
+                split, path, pinned=pinned, scrubber=scrubber, ids=ids, response=response
+            )
+            return entry, request_key(entry)
+        values, texts = found
+        entry = build_entry(
+            split,
+            path,
+            pinned=pinned,
+            scrubber=scrubber,
+            ids=ids,
+            response=response,
+            messages=values,
+        )
+        return entry, request_key(entry, texts)
+
+    def _messages(
+        self, split: Split, body: bytes, scrubber: Scrubber, ids: IdTokens
+    ) -> tuple[list[Any], list[str]] | None:
+        """The scrubbed messages and their canonical texts (``None``: not a list in the
+        body, so ``build_entry`` does them)."""
+        given = split.messages
+        at = split.messages_at
+        if not isinstance(given, list) or at is None or body[at : at + 1] != b"[":
+            return None
+        with self._guard:
+            if scrubber is not self._scrubber or len(self._seen) > MAX_MESSAGES:
+                self._scrubber, self._seen, self._last = scrubber, {}, {}
+            last = self._last.get(split.api)
+            elements = repeated_elements(body, at, None if last is None else last.elements)
+            skip = len(elements.spans) - len(given)  # leading system messages the split cut
+            if skip < 0:
+                return None
+            ids.config(split.config)  # the config's ids are numbered first, as build_entry does
+            start = dict(ids.tokens)
+            done = _Done(elements, skip, start)
+            if last is not None and last.skip == skip and last.start == start:
+                done.reuse(last, elements.repeated - skip, ids)
+            for (first, end), message in zip(
+                elements.spans[skip + len(done.values) :], given[len(done.values) :], strict=True
+            ):
+                value, text = _scrubbed(self._seen, body[first:end], message, scrubber, ids)
+                done.add(value, text, len(ids.tokens))
+            done.tokens = dict(ids.tokens)
+            self._last[split.api] = done
+        return done.values, done.texts
+
+
+@dataclass(slots=True)
+class _Done:
+    """The messages of one request done: where they are, the ids numbered before them
+    (the config's), each one's value and text, and how many ids were numbered after each."""
+
+    elements: Elements
+    skip: int
+    start: dict[str, str]
+    values: list[Any] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def reuse(self, last: _Done, repeated: int, ids: IdTokens) -> None:
+        """Take the first ``repeated`` messages of ``last`` (their bytes repeat, after the
+        same ids numbered before them), and the ids numbered by then."""
+        count = max(0, min(repeated, len(last.values)))
+        if not count:
+            return
+        self.values = last.values[:count]
+        self.texts = last.texts[:count]
+        self.counts = last.counts[:count]
+        ids.tokens = dict(islice(last.tokens.items(), self.counts[-1]))
+
+    def add(self, value: Any, text: str, count: int) -> None:
+        self.values.append(value)
+        self.texts.append(text)
+        self.counts.append(count)
+
+
+def _scrubbed(
+    seen: dict[bytes, _Seen], raw: bytes, message: Any, scrubber: Scrubber, ids: IdTokens
+) -> tuple[Any, str]:
+    """The scrubbed value and canonical text of one message (its ids numbered by ``ids``)."""
+    known = seen.get(raw)
+    if known is None:
+        known = seen.setdefault(raw, _Seen(tuple(ids.message_ids(message))))
+    tokens = tuple(ids.token(value) for value in known.ids)
+    done = known.done.get(tokens)
+    if done is None:
+        value = scrubber.data(ids.messages(message))
+        done = known.done.setdefault(tokens, (value, canonical_json(value)))
+    return done

@@ -58,9 +58,25 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+def _dynamic_targets(call: ast.Call, modules: set[str]) -> set[str]:
+    """The headerlock modules an ``import_module(...)`` call may import: the one its
+    string names, or every module its f-string's leading text starts (a run-time name)."""
+    if not call.args:
+        return set()
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return {arg.value} & modules
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        first = arg.values[0]
+        if isinstance(first, ast.Constant) and str(first.value).startswith("headerlock."):
+            return {m for m in modules if m.startswith(str(first.value))}
+    return set()
+
+
 def _imports(path: Path, modules: set[str]) -> set[str]:
     """The headerlock modules ``path`` imports at run time, at any depth (inside functions
-    too; ``if TYPE_CHECKING:`` blocks excluded)."""
+    too, and ``importlib.import_module`` of a headerlock name; ``if TYPE_CHECKING:``
+    blocks excluded)."""
     found: set[str] = set()
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
@@ -78,6 +94,8 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 found.add(submodule if submodule in modules else base)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module"):
+            found.update(_dynamic_targets(node, modules))
         for child in ast.iter_child_nodes(node):
             visit(child)
 

@@ -1,9 +1,12 @@
 """Wire capture (public): record, replay, pin and order-check any agent at the HTTP layer.
 
-Works with every client built on ``httpx2`` or ``httpx`` (the official OpenAI and
-Anthropic SDKs, pydantic-ai, openai-agents, LangChain/LangGraph, litellm's
-OpenAI path), for the OpenAI chat completions, OpenAI responses and Anthropic
-messages APIs::
+Sees the requests sent through ``httpx2``/``httpx`` default transports (the official
+OpenAI, Anthropic and google-genai SDKs, pydantic-ai, openai-agents, LangChain/LangGraph),
+``aiohttp`` (litellm's async path, the OpenAI SDK's ``DefaultAioHttpClient``) and
+``urllib3`` (``requests``, botocore), for the OpenAI chat completions, OpenAI responses,
+Anthropic messages and Gemini ``generateContent`` APIs. A custom transport that answers
+by itself (``httpx.MockTransport``) is not seen. While a lock replays, the network is
+sealed: other traffic is replayed from the recording or refused::
 
     from headerlock import wire
 

@@ -13,11 +13,10 @@ import io
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import suppress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import aiohttp
 import openai
@@ -25,45 +24,15 @@ import pytest
 
 from headerlock.errors import NetworkSealedError, WireMismatch
 from headerlock.testing.wire import origins
-from headerlock.testing.wire.clients import aiohttp_client, core
+from headerlock.testing.wire.clients import aiohttp_client, install
 from headerlock.testing.wire.clients.core import SentRequest, WireAnswer
 from headerlock.testing.wire.lock import lock
 from tests.model_server import Answer, ModelServer, chat_stream, json_answer, text_chunks
 from tests.wire.agents import CLOSED, KEY
+from tests.wire.toy_lock import JSON_ANSWER, SSE_BODY, Decision, toy
 
-Decision = WireAnswer | Literal["forward"] | None
 Agent = Callable[[str, str], Coroutine[Any, Any, list[str]]]
-JSON_ANSWER = WireAnswer(200, "application/json", b'{"answer": "scripted"}')
-SSE_BODY = b'data: {"n": 1}\n\ndata: {"n": 2}\n\ndata: [DONE]\n\n'
 ORIGINAL = aiohttp.ClientSession.__dict__["_request"]
-
-
-@dataclass
-class Toy:
-    """A tiny lock: ``decide`` answers, forwards (``"forward"``) or passes (``None``)
-    each request; it keeps what it saw and what forwards were told."""
-
-    decide: Callable[[SentRequest], Decision]
-    is_open: bool = True
-    seen: list[SentRequest] = field(default_factory=list)
-    told: list[WireAnswer | None] = field(default_factory=list)
-
-    def request(self, sent: SentRequest) -> WireAnswer | core.Pending | None:
-        self.seen.append(sent)
-        decision = self.decide(sent)
-        if isinstance(decision, str):  # "forward"
-            return self.told.append
-        return decision
-
-    def refused(self, error: Exception) -> None:
-        raise AssertionError(f"one open lock never refuses: {error}")
-
-
-@contextmanager
-def toy(decide: Callable[[SentRequest], Decision]) -> Iterator[Toy]:
-    interceptor = Toy(decide)
-    with core.intercept(interceptor), origins.enter(interceptor):
-        yield interceptor
 
 
 def run(agent: Callable[[aiohttp.ClientSession], Awaitable[Any]], **session: Any) -> Any:
@@ -343,7 +312,7 @@ def test_patched_only_while_a_lock_is_open_and_once() -> None:
         assert aiohttp_client.patched_classes() == [aiohttp.ClientSession]
     assert aiohttp.ClientSession.__dict__["_request"] is ORIGINAL
     assert aiohttp_client.patched_classes() == []
-    assert "aiohttp" in core.seen_clients()
+    assert "aiohttp" in install.seen_clients()
 
 
 def test_a_missing_aiohttp_is_looked_up_once_and_never_imported(

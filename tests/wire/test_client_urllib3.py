@@ -10,10 +10,8 @@ import importlib.util
 import io
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 import requests
@@ -21,45 +19,14 @@ import urllib3
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from headerlock.errors import NetworkSealedError, WireMismatch
-from headerlock.testing.wire import origins
-from headerlock.testing.wire.clients import core, urllib3_client
+from headerlock.testing.wire.clients import install, urllib3_client
 from headerlock.testing.wire.clients.core import SentRequest, WireAnswer
 from headerlock.testing.wire.lock import lock
 from tests.model_server import Answer, ModelServer, chat_stream, json_answer, text_chunks
 from tests.wire.agents import CLOSED, KEY
+from tests.wire.toy_lock import JSON_ANSWER, SSE_BODY, Decision, toy
 
-Decision = WireAnswer | Literal["forward"] | None
-JSON_ANSWER = WireAnswer(200, "application/json", b'{"answer": "scripted"}')
-SSE_BODY = b'data: {"n": 1}\n\ndata: {"n": 2}\n\ndata: [DONE]\n\n'
 ORIGINAL = HTTPConnectionPool.__dict__["urlopen"]
-
-
-@dataclass
-class Toy:
-    """A tiny lock: ``decide`` answers, forwards (``"forward"``) or passes (``None``)
-    each request; it keeps what it saw and what forwards were told."""
-
-    decide: Callable[[SentRequest], Decision]
-    is_open: bool = True
-    seen: list[SentRequest] = field(default_factory=list)
-    told: list[WireAnswer | None] = field(default_factory=list)
-
-    def request(self, sent: SentRequest) -> WireAnswer | core.Pending | None:
-        self.seen.append(sent)
-        decision = self.decide(sent)
-        if isinstance(decision, str):  # "forward"
-            return self.told.append
-        return decision
-
-    def refused(self, error: Exception) -> None:
-        raise AssertionError(f"one open lock never refuses: {error}")
-
-
-@contextmanager
-def toy(decide: Callable[[SentRequest], Decision]) -> Iterator[Toy]:
-    interceptor = Toy(decide)
-    with core.intercept(interceptor), origins.enter(interceptor):
-        yield interceptor
 
 
 # -- the adapter: what the lock is handed, what the caller gets ------------------------
@@ -261,7 +228,7 @@ def test_patched_only_while_a_lock_is_open_and_once() -> None:
         assert "urlopen" not in HTTPSConnectionPool.__dict__  # inherits the patch
     assert HTTPConnectionPool.__dict__["urlopen"] is ORIGINAL
     assert urllib3_client.patched_classes() == []
-    assert {"requests", "urllib3", "botocore"} <= set(core.seen_clients())
+    assert {"requests", "urllib3", "botocore"} <= set(install.seen_clients())
 
 
 def test_a_missing_urllib3_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:

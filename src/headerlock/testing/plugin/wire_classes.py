@@ -214,8 +214,8 @@ class WireClasses:
 
     def note_ran(self, header_class: HeaderClass) -> None:
         """A test of ``header_class`` runs: an unchecked class goes into the summary."""
-        if not header_class.pins:
-            self.book.unchecked.setdefault(header_class.name, header_class.member_ids())
+        if not header_class.pins and header_class.name not in self.book.unchecked:
+            self.book.unchecked[header_class.name] = header_class.member_ids()
 
     def note_unguarded(self, header_class: HeaderClass, item: pytest.Item, why: str) -> None:
         """The guard could not check ``item`` (its pin has no recording yet)."""

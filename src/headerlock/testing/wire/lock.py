@@ -38,7 +38,7 @@ from headerlock.formats.wire_volatile import normalize_responses
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import NAMES, detect_api
-from headerlock.testing.wire.clients.core import intercept, seen_clients
+from headerlock.testing.wire.clients.install import intercept, seen_clients
 from headerlock.testing.wire.compare import report, unsent_requests
 from headerlock.testing.wire.ignore import IgnoreRules, unmatched_message
 from headerlock.testing.wire.run import Mode, WireRun

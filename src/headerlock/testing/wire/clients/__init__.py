@@ -1,8 +1,8 @@
 """The HTTP clients a wire lock sees, one module each, behind one interception core.
 
-``core`` is what every client module hands a request to (``route``) and what a lock
-installs (``intercept``); ``CLIENTS`` lists the client modules, each patching its
-library's lowest request method while a lock is open, restoring it after:
+``core`` is what every client module hands a request to (``route``); ``install`` is
+what a lock opens (``intercept``), and its ``CLIENTS`` lists the client modules, each
+patching its library's lowest request method while a lock is open, restoring it after:
 
 - ``httpx_client``: the ``HTTPTransport``/``AsyncHTTPTransport`` of ``httpx2`` and legacy
   ``httpx`` (the OpenAI, Anthropic and Gemini SDKs, pydantic-ai, openai-agents,
@@ -12,12 +12,5 @@ library's lowest request method while a lock is open, restoring it after:
 - ``urllib3_client``: ``HTTPConnectionPool.urlopen`` (``requests``, ``urllib3``, botocore).
 
 Adding a client is one module here with ``LIBRARIES``, ``install()`` and ``uninstall()``,
-and one line in ``CLIENTS``.
+and one line in ``install.CLIENTS``.
 """
-
-from __future__ import annotations
-
-from typing import Final
-
-CLIENTS: Final = ("httpx_client", "aiohttp_client", "urllib3_client")
-"""The client modules of this package, in the order they are installed."""

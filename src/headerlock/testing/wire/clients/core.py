@@ -11,20 +11,15 @@ it. Code no open lock owns belongs to the only open lock; with several open, it 
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Protocol
 from urllib.parse import urlsplit
 
 from headerlock.errors import WireOwnershipError
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.apis import detect_api
-from headerlock.testing.wire.clients.late import LateImports
-from headerlock.testing.wire.clients.libraries import DEFERRED, imported_only
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,83 +87,29 @@ class Interceptor(Protocol):
         """Keep an error raised for a request it could not own (raised again at exit)."""
 
 
-_guard = threading.RLock()
-_active: list[Interceptor] = []
-_installed: list[ModuleType] = []
-_late: list[LateImports] = []
+registry_lock = threading.RLock()
+"""Held while the open interceptors change (and while ``install`` patches clients)."""
+active: list[Interceptor] = []
+"""The open interceptors, oldest first (``install.intercept`` adds and removes them)."""
 
 
 def route(sent: SentRequest) -> WireAnswer | Pending | None:
     """The decision of the lock that owns the running code (``None`` when no lock is open)."""
     owner = origins.owner()
-    with _guard:
-        active = list(_active)
-    for lock in active:
+    with registry_lock:
+        open_now = list(active)
+    for lock in open_now:
         if lock is owner:
             return lock.request(sent)
-    if not active:
+    if not open_now:
         return None
-    if len(active) == 1:
-        return active[0].request(sent)
+    if len(open_now) == 1:
+        return open_now[0].request(sent)
     error = WireOwnershipError(
         f"headerlock: {sent.method} {sent.path} was sent by code that no open wire lock owns"
-        f" (a thread or task started outside them) while {len(active)} locks are open;"
+        f" (a thread or task started outside them) while {len(open_now)} locks are open;"
         " start it inside the lock it belongs to"
     )
-    for lock in active:
+    for lock in open_now:
         lock.refused(error)
     raise error
-
-
-def _client_modules() -> list[ModuleType]:
-    from headerlock.testing.wire.clients import CLIENTS
-
-    return [importlib.import_module(f"headerlock.testing.wire.clients.{n}") for n in CLIENTS]
-
-
-def seen_clients() -> list[str]:
-    """The libraries a lock sees requests of (installed here or not)."""
-    return [name for module in _client_modules() for name in module.LIBRARIES]
-
-
-@contextmanager
-def intercept(interceptor: Interceptor) -> Iterator[None]:
-    """Route the requests of the code ``interceptor`` owns to it for the block (every
-    client module installed on the first, uninstalled after the last)."""
-    with _guard:
-        if not _active:
-            try:
-                with imported_only():
-                    for module in _client_modules():
-                        module.install()
-                        _installed.append(module)
-                _late.append(LateImports(DEFERRED, _install_late))
-                _late[-1].enter()
-            except BaseException:
-                _uninstall_all()
-                raise
-        _active.append(interceptor)
-    try:
-        yield
-    finally:
-        with _guard:
-            _active.remove(interceptor)
-            if not _active:
-                _uninstall_all()
-
-
-def _install_late(name: str) -> None:
-    """The deferred library ``name`` was imported: install the client modules again
-    (patching it) while a lock is open."""
-    with _guard:
-        if _active:
-            with imported_only(ready=name):
-                for module in _installed:
-                    module.install()
-
-
-def _uninstall_all() -> None:
-    while _late:
-        _late.pop().leave()
-    while _installed:
-        _installed.pop().uninstall()

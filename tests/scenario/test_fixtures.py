@@ -92,7 +92,7 @@ def test_missing_required_key(tmp_path: Path) -> None:
         ("[1, <unlisted-tools>]", r"tool_order[0] must be a tool name (string), got 1"),
     ],
 )
-def test_tool_order_shape_errors_are_tool_order_errors_with_a_line(
+def test_tool_order_shape_errors_are_scenario_errors_worded_as_the_tool_order_rules(
     tmp_path: Path, tool_order: str, message: str
 ) -> None:
     text = GOOD.replace("[todo_write, <unlisted-tools>]", tool_order)

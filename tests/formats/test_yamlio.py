@@ -14,6 +14,7 @@ import yaml
 from hypothesis import given, strategies as st
 
 from headerlock.errors import YamlError
+from headerlock.formats.canonical_yaml import FlowMapping
 from headerlock.formats.strict_yaml import YAML_C, dumps, load_file, loads
 
 json_values = st.recursive(
@@ -46,6 +47,42 @@ def test_every_character_round_trips() -> None:
     sample = texts[::97]
     small = {"values": sample, "keys": dict.fromkeys(keys[::97], 0)}
     assert loads(dumps(small), pure=True) == small
+
+
+def _flowed(value: Any) -> Any:
+    """``value`` with every mapping in a list written as one flow line (a stream's events)."""
+    if isinstance(value, list):
+        return [FlowMapping(v) if isinstance(v, dict) else _flowed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _flowed(v) for k, v in value.items()}
+    return value
+
+
+@given(json_values)
+def test_flow_mappings_round_trip_through_both_loaders(value: Any) -> None:
+    document = {"events": [{"json": FlowMapping({"data": value})}, value]}
+    text = dumps(document)
+    assert loads(text) == document
+    assert loads(text, pure=True) == document
+    assert dumps(_flowed(loads(text))) == dumps(_flowed(document))
+
+
+def test_flow_mappings_are_one_line_and_hold_every_character() -> None:
+    """Each BMP code point (and a sample of the others), as a value and as a key of a
+    flow mapping, loads back equal on one line; a key too long for a flow key makes
+    that mapping a block mapping."""
+    points = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
+    points += list(range(0x10000, 0x110000, 251))
+    event = FlowMapping({chr(cp): f"x{chr(cp)}y\n{chr(cp)}" for cp in points})
+    text = dumps([event])
+    assert text.count("\n") == 1 and text.startswith("- {")
+    assert loads(text) == [event]
+    sample = FlowMapping({chr(cp): chr(cp) for cp in points[::97]})
+    assert loads(dumps([sample]), pure=True) == [sample]
+    long_key = FlowMapping({"k" * 2000: 1, "short": [1, {"a": None}]})
+    text = dumps([long_key])
+    assert text.count("\n") > 1
+    assert loads(text) == [long_key]
 
 
 def test_lone_surrogates_are_refused_with_a_reason() -> None:

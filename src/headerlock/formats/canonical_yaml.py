@@ -101,6 +101,41 @@ def dump_item(item: Any, indent: int) -> str:
     return "".join(out)
 
 
+class FlowMapping(dict[str, Any]):
+    """A mapping the emitter writes on one line, as compact JSON-like flow YAML (keys
+    sorted, every string double-quoted): a stream's events, one line each, smaller and
+    diffed event by event. It loads back as a plain mapping; one with a key too long
+    for a flow key is written as a block mapping instead."""
+
+
+def _flow(value: Any) -> str:
+    """``value`` as flow YAML on one line (``_NoFlow`` when a key is too long)."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        parts = []
+        for key in sorted(_keys(value)):
+            quoted = _quoted(key)
+            if len(quoted) > MAX_SIMPLE_KEY:  # a flow key is a simple key: 1,024 at most
+                raise _NoFlow
+            parts.append(f"{quoted}:{_flow(value[key])}")
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_flow(item) for item in value) + "]" if value else "[]"
+    return _quoted(value) if isinstance(value, str) else _scalar(value)
+
+
+class _NoFlow(Exception):
+    """A value the flow style cannot hold: written as a block instead."""
+
+
+def _flow_line(value: FlowMapping) -> str | None:
+    try:
+        return _flow(value)
+    except _NoFlow:
+        return None
+
+
 def _items(items: Any, out: list[str]) -> Iterator[str]:
     """The items of a block sequence at indent 0, flushed in chunks."""
     for item in items:
@@ -135,7 +170,10 @@ def _keys(mapping: Mapping[Any, Any]) -> list[str]:
 
 def _value(value: Any, indent: int, out: list[str]) -> None:
     """The value of a mapping entry; the key and colon are already written."""
-    if isinstance(value, Mapping) and value:
+    line = _flow_line(value) if type(value) is FlowMapping else None
+    if line is not None:
+        out.append(f" {line}\n")
+    elif isinstance(value, Mapping) and value:
         out.append("\n")
         _mapping(value, indent + 2, out, inline=False)
     elif isinstance(value, (list, tuple)) and value:
@@ -150,7 +188,10 @@ def _sequence(items: Any, indent: int, out: list[str], *, inline: bool) -> None:
     pad = " " * indent
     for n, item in enumerate(items):
         out.append("- " if inline and n == 0 else f"{pad}- ")
-        if isinstance(item, Mapping) and item:
+        line = _flow_line(item) if type(item) is FlowMapping else None
+        if line is not None:
+            out.append(f"{line}\n")
+        elif isinstance(item, Mapping) and item:
             _mapping(item, indent + 2, out, inline=True)
         elif isinstance(item, (list, tuple)) and item:
             _sequence(item, indent + 2, out, inline=True)
@@ -210,6 +251,11 @@ def _scalar(value: Any) -> str:
 def _string(text: str) -> str:
     if _PLAIN.fullmatch(text) and text not in _RESERVED:
         return text
+    return _quoted(text)
+
+
+def _quoted(text: str) -> str:
+    """``text`` double-quoted (what a plain scalar cannot hold, and every flow string)."""
     surrogate = _SURROGATE.search(text)
     if surrogate:
         raise SerializationError(

@@ -10,8 +10,11 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from headerlock.formats.canonical_yaml import FlowMapping
 
 SSE_MEDIA_TYPE: Final = "text/event-stream"
 BodyKind = Literal["json", "text", "events", "base64"]
@@ -71,7 +74,10 @@ class SseEvent:
 
     def to_data(self) -> dict[str, Any]:
         """Plain data: ``json`` or ``text``, plus ``event``/``id`` when set."""
-        data: dict[str, Any] = {"json" if self.is_json else "text": self.data}
+        value = self.data
+        if self.is_json and isinstance(value, Mapping):  # one line per event
+            value = FlowMapping(value.items())
+        data: dict[str, Any] = {"json" if self.is_json else "text": value}
         if self.event is not None:
             data["event"] = self.event
         if self.id is not None:

@@ -3,7 +3,7 @@
 Canonical YAML with ``kind: wire`` and a format ``version``. Each entry holds
 the request's api and path (never the host), its config, system and tools
 (``<<system>>``/``<<tools>>`` plus sorted ``tool_names`` when unpinned; as sent,
-with the raw ``prefix`` text and its ``prefix_sha256``, when pinned), the messages
+with the raw ``prefix`` text, JSON, and its ``prefix_sha256``, when pinned), the messages
 with ids tokenized, and the response: status, content type and a ``json`` body, a
 ``text`` body or the server-sent ``events``. ``http:`` keeps the other traffic
 (``wire_http``). An unpinned entry keeps only what replay compares: no prefix hash
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -149,6 +150,8 @@ class _Reader:
     def __init__(self, path: str, apis: Collection[str] | None) -> None:
         self.path = path
         self.apis = None if apis is None else sorted(apis)
+        self.json_seen: set[str] = set()
+        """The prefix texts found to be JSON (a pinned recording repeats them)."""
 
     def fail(self, key: str, message: str) -> NoReturn:
         raise WireRecordingError(message, path=self.path, key=key)
@@ -262,7 +265,25 @@ class _Reader:
         raw = self.mapping(self.need(data, "prefix", key), f"{key}.prefix", ("system", "tools"))
         tools = self.str_(self.need(raw, "tools", f"{key}.prefix"), f"{key}.prefix.tools")
         system = self.str_(self.need(raw, "system", f"{key}.prefix"), f"{key}.prefix.system")
+        self.json_text(tools, f"{key}.prefix.tools")
+        self.json_text(system, f"{key}.prefix.system", elements=True)
         return WirePrefix(tools, system)
+
+    def json_text(self, text: str, key: str, *, elements: bool = False) -> None:
+        """Fail unless ``text`` is empty or JSON (``elements``: or JSON values joined by
+        commas, a chat request's leading system messages); each distinct text once."""
+        if not text or text in self.json_seen:
+            return
+        error = _json_error(text)
+        if error is not None and elements:
+            listed = _json_error(f"[{text}]")
+            if listed is None:
+                error = None
+            elif listed[0] - 1 > error[0]:  # it reads further as a list: say where that stops
+                error = (listed[0] - 1, listed[1])
+        if error is not None:
+            self.fail(key, f"is not JSON: {error[1]} (char {error[0]})")
+        self.json_seen.add(text)
 
     def response(self, value: Any, key: str) -> WireResponse:
         allowed = ("base64", "content_type", "events", "json", "status", "text")
@@ -301,6 +322,17 @@ class _Reader:
         if kinds[0] == "text":
             self.str_(data["text"], f"{key}.text")
         return SseEvent(data[kinds[0]], kinds[0] == "json", name, event_id)
+
+
+def _json_error(text: str) -> tuple[int, str] | None:
+    """Where and why ``text`` is not JSON (``None``: it is)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        return error.pos, error.msg
+    except (ValueError, RecursionError) as error:  # an integer too long, nesting too deep
+        return 0, str(error)
+    return None
 
 
 def wire_recording_from_data(

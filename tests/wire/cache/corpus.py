@@ -101,6 +101,18 @@ def _moved_keys(value: dict[str, Any]) -> dict[str, Any]:
     return dict(reversed(list(value.items())))
 
 
+KEYED: dict[str, dict[str, Any]] = {
+    "openai.chat": {"response_format": {"type": "json_object"}},
+    "openai.responses": {"text": {"format": {"type": "json_object"}}},
+    "anthropic.messages": {
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "max_tokens": 2048,
+    },
+    "gemini.generate": {"cached_content": "cachedContents/agent-notes"},
+}
+"""A config key of each API that keys its cache, other than the model (``config-changed``)."""
+
+
 def planted(code: str, api: str) -> list[Req]:
     """The session with one planted ``code`` (at request 3, or throughout)."""
     reqs = base(api)
@@ -122,10 +134,8 @@ def planted(code: str, api: str) -> list[Req]:
         reqs = [replace(r, system=f"Now: 2026-01-01T10:1{r.turn}:00Z. {LONG}") for r in reqs]
         reqs[1] = replace(reqs[1], system=reqs[0].system)
         last = reqs[2]
-    elif code == "config-changed":
-        last = replace(
-            last, model=last.model + "-mini" if "gemini" not in api else "gemini-2.0-flash"
-        )
+    elif code == "config-changed":  # another model is another session: no break
+        last = replace(last, extra=KEYED[api])
     elif code == "tool-choice-changed":
         reqs = [replace(r, extra={"tool_choice": {"type": "auto"}}) for r in reqs]
         last = replace(reqs[2], extra={"tool_choice": {"type": "any"}})
@@ -145,9 +155,9 @@ def planted(code: str, api: str) -> list[Req]:
 
 
 ANTHROPIC_ONLY = ("tool-choice-changed", "too-many-breakpoints", "breakpoint-lookback")
-"""Codes of explicit breakpoints and of Anthropic's documented tool_choice rule."""
-NOT_GEMINI = ("schema-key-order",)
-"""The google-genai SDK serializes a schema through its own models: key order is fixed."""
+"""Codes of explicit breakpoints and of Anthropic's documented tool_choice rule. Every other
+code applies on every API: the google-genai SDK too sends ``parameters_json_schema`` in
+the dict's own key order, so ``schema-key-order`` is planted on Gemini as well."""
 
 EXPECTED: dict[str, tuple[int, str]] = {
     "tools-reordered": (3, "tools"),
@@ -167,9 +177,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
 
 
 def applies(code: str, api: str) -> bool:
-    if code in ANTHROPIC_ONLY:
-        return api == "anthropic.messages"
-    return not (code in NOT_GEMINI and api == "gemini.generate")
+    return code not in ANTHROPIC_ONLY or api == "anthropic.messages"
 
 
 # -- sending through the SDKs ----------------------------------------------------------

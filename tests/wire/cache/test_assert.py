@@ -1,6 +1,6 @@
 """``assert_cache_stable`` on recorded SDK sessions: a timestamp in the system prompt,
 tools sent in set order (as a restarted agent sends them), a stable session; and the
-recorded usage beside the prediction."""
+recorded usage (cache reads and writes) beside the prediction."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,10 @@ import pytest
 
 from headerlock import wire
 from headerlock.errors import CacheBreakError, ConfigError
+from headerlock.testing.wire.cache.html import html_page
 from headerlock.testing.wire.cache.prefix import estimate_tokens
 from tests.model_server import ModelServer, json_answer
-from tests.wire.cache.corpus import KEY, LONG, TOOLS
+from tests.wire.cache.corpus import KEY, LONG, SENDERS, TOOLS, base
 
 SET_ORDER = "import json, sys; print(json.dumps(list({*json.loads(sys.argv[1])})))"
 NAMES = [name for name, _, _ in TOOLS] + ["todo", "web_fetch", "glob", "edit"]
@@ -160,3 +162,39 @@ def test_recorded_usage_is_shown_beside_the_prediction(
     assert [r.actual for r in again.requests] == [r.actual for r in report.requests]
     assert again.findings == wire.cache_report(run).findings
     assert [f.code for f in again.findings] == ["tools-reordered"]
+
+
+def claude_answer(read: int, written: int) -> Any:
+    return json_answer({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 20, "output_tokens": 1, "cache_read_input_tokens": read,
+                  "cache_creation_input_tokens": written},
+    })  # fmt: skip
+
+
+def test_recorded_cache_writes_are_shown_beside_the_reads(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    """Anthropic's ``cache_creation_input_tokens``, in the request lines and on the page."""
+    model_server.route(
+        "*/messages", claude_answer(0, 1547), claude_answer(1547, 40), claude_answer(1587, 41)
+    )
+    send = SENDERS["anthropic.messages"](model_server)
+    path = tmp_path / "claude.yaml"
+    with wire.lock(path, mode="record", pin=True):
+        for req in base("anthropic.messages"):
+            send(replace(req, mark_last=True))
+    report = wire.cache_report(path)
+    assert [(r.actual.read, r.actual.written) for r in report.requests if r.actual] == [
+        (0, 1547), (1547, 40), (1587, 41)
+    ]  # fmt: skip
+    lines = report.to_text().splitlines()
+    assert lines[1].split()[-5:] == ["predicted", "actual", "written", "first", "finding"]
+    assert [line.split()[5:7] for line in lines[2:5]] == [
+        ["0", "1,547"], ["1,547", "40"], ["1,587", "41"]
+    ]  # fmt: skip
+    assert ", 3,134 tokens cached, 1,628 written (recorded)," in lines[5]
+    page = html_page([report])
+    assert "recorded cache read 1,547, written 40<" in page

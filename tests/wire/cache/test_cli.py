@@ -66,6 +66,14 @@ def test_exit_0_for_a_stable_recording_and_1_for_a_break(
         ("notes.yaml", "notes.yaml: not a wire recording (no `kind: wire`)"),
         ("broken.yaml", "broken.yaml: requests[0].api: missing"),
         ("empty", "empty: no wire recordings in this folder"),
+        (
+            "bad_tools.yaml",
+            "bad_tools.yaml: requests[0].prefix.tools: is not JSON: Expecting value (char 9)",
+        ),
+        (
+            "bad_system.yaml",
+            "bad_system.yaml: requests[1].prefix.system: is not JSON: Expecting value (char 9)",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_file(
@@ -75,6 +83,21 @@ def test_bad_input_exits_2_with_one_line_naming_the_file(
     (sessions / "broken.yaml").write_text(
         "kind: wire\nversion: 1\npinned: false\nrequests:\n- path: /v1/x\n", encoding="utf-8"
     )
+    pinned = (sessions / "b_moved.yaml").read_text(encoding="utf-8")
+    for file, old, new, skip in [
+        (
+            "bad_tools.yaml",
+            'tools: "[{\\"name\\":\\"read_file',
+            'tools: "[{\\"name\\":read_file',
+            0,
+        ),
+        ("bad_system.yaml", 'system: "[{\\"type\\":\\"text', 'system: "[{\\"type\\":text', 1),
+    ]:  # the raw prefix text of a pinned recording, hand-edited into invalid JSON
+        at = pinned.index(old)
+        for _ in range(skip):
+            at = pinned.index(old, at + 1)
+        broken = pinned[:at] + new + pinned[at + len(old) :]
+        (sessions / file).write_text(broken, encoding="utf-8")
     code, out, err = cli(capsys, str(sessions / "a_stable.yaml"), str(sessions / name))
     assert code == 2
     assert out == ""  # nothing half-printed: every file is read first
@@ -93,6 +116,9 @@ class Page(HTMLParser):
         self.codes: list[str] = []
         self.external: list[str] = []
         self.text: list[str] = []
+        self.legend: list[str] = []
+        self.depth = 0
+        """How deep inside the legend the parser is (0: outside)."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         given = {k: v or "" for k, v in attrs}
@@ -106,9 +132,17 @@ class Page(HTMLParser):
         for key in ("src", "href"):
             if key in given:
                 self.external.append(given[key])
+        if self.depth or (tag == "div" and given.get("class") == "legend"):
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+        if self.depth:
+            self.legend.append(data.strip())
 
 
 def test_the_html_page_is_self_contained_and_explains_itself(
@@ -131,6 +165,9 @@ def test_the_html_page_is_self_contained_and_explains_itself(
     assert len(parsed.bars) == 12 and parsed.bars[0] == "reused width:0.00%"
     words = " ".join(parsed.text)
     assert "shared with the previous request" in words and "sent anew" in words
+    legend = " ".join(parsed.legend)
+    assert "^ marks the first byte that differs from the previous request" in legend
+    assert "what the provider could read from its cache, not what it did read" in words
     again = tmp_path / "again.html"
     cli(capsys, str(sessions), "--html", str(again))
     assert again.read_bytes() == page.read_bytes()

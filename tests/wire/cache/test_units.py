@@ -7,8 +7,9 @@ import json
 
 import pytest
 
+from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.testing.wire.apis import model_api
-from headerlock.testing.wire.cache.prefix import estimate_tokens, strip_member
+from headerlock.testing.wire.cache.prefix import estimate_tokens, from_entry, strip_member
 from headerlock.testing.wire.cache.volatile import volatile_at
 
 
@@ -84,3 +85,14 @@ def test_minimums_and_the_estimate() -> None:
         1920,
     ]
     assert [estimate_tokens(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
+
+
+def test_a_null_tools_list_renders_no_tool() -> None:
+    """``"tools": null`` in a body (or a pinned recording's prefix) is no tool, no crash."""
+    entry = WireEntry(
+        api="anthropic.messages", path="/v1/messages", config={"model": "claude-sonnet-4-5"},
+        system=None, tools=None, tool_names=(), prefix_sha256="0" * 64,
+        messages=[{"role": "user", "content": "hi"}], prefix=WirePrefix("null", ""),
+    )  # fmt: skip
+    prefix = from_entry(1, entry)
+    assert [item.segment for item in prefix.items] == ["messages"]

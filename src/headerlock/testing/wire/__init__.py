@@ -1,9 +1,9 @@
 """Wire capture: record, replay and pin the model requests any agent sends over HTTP.
 
 - ``lock``: the public context manager; ``run``: what a lock saw (``WireRun``);
-  ``session`` decides each request of one lock (replay, record, scripted record), ``matching`` finds its recorded exchange by
-  content, ``origins`` tells which lock owns the running thread or task, ``seal``
-  refuses other connections;
+  ``session`` decides each request of one lock (replay, record, scripted record),
+  ``matching`` finds its recorded exchange by content, ``origins`` tells which lock
+  owns the running thread or task, ``seal`` refuses other connections;
 - ``clients/``: one module per HTTP library (httpx2/httpx, aiohttp, urllib3) behind
   one interception core; ``apis/``: one module per model API (OpenAI chat, OpenAI
   responses, Anthropic messages, Gemini) and the registry the rest asks;

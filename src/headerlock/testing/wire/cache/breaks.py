@@ -8,7 +8,8 @@ in the system, a changed system; in the messages, a rewritten history (a message
 appended is no break, and a different first message is a new conversation sharing
 the tools and system, no break either). Volatile text (dates, ids, counters) covering
 the byte names the cause instead (``volatile``). A config key that keys the cache
-(``CacheRules.keyed``) breaks from its scope on; an unseen segment (an unpinned
+(``CacheRules.keyed``) breaks from its scope on; the model never does here, since each
+model is a session of its own (``report``); an unseen segment (an unpinned
 recording's tools and system) is judged by what is kept, the tool names.
 """
 
@@ -158,7 +159,7 @@ def _system_cause(a: Item | None, b: Item | None, offset: int) -> tuple[str, str
 
 
 def step(prev: Prefix, cur: Prefix) -> Step:
-    """``cur`` against ``prev`` (the previous request of the same session)."""
+    """``cur`` against ``prev``, the previous request of its session (same API and model)."""
     order = model_api(cur.api).cache.order
     config = _config_break(prev, cur)
     if "tools" in cur.unseen or "tools" in prev.unseen:

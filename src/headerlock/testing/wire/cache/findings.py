@@ -50,8 +50,9 @@ MEANINGS: Final = {
     SYSTEM_CHANGED: "the system prompt changed",
     VOLATILE_CONTENT: "a date, time, UUID, long hex id or counter in the prefix differs"
     " from the previous request's (the matched text is shown)",
-    CONFIG_CHANGED: "a config key that keys the cache changed (the model, the structured"
-    " output format, thinking, prompt_cache_key, cachedContent)",
+    CONFIG_CHANGED: "a config key that keys the cache, other than the model, changed on the"
+    " same model (the structured output format, thinking, prompt_cache_key, cachedContent);"
+    " another model is another session, which starts cold",
     TOOL_CHOICE_CHANGED: "tool_choice changed",
     HISTORY_REWRITTEN: "an earlier message changed or was dropped instead of only new ones"
     " being appended",
@@ -79,9 +80,10 @@ RULES: Final = {
     SYSTEM_CHANGED: "Anthropic: system changes invalidate system and messages; OpenAI and"
     " Gemini: an exact prefix",
     VOLATILE_CONTENT: "an exact prefix: a value that changes every request breaks it there",
-    CONFIG_CHANGED: "caches are per model (every provider); OpenAI: the response_format"
-    " schema is in the prefix and prompt_cache_key routes it; Anthropic: thinking changes"
-    " invalidate the messages; Gemini: the model of the URL path, cachedContent",
+    CONFIG_CHANGED: "caches are per model (every provider), so each model has its own"
+    " session; OpenAI: the response_format schema is in the prefix and prompt_cache_key"
+    " routes it; Anthropic: thinking changes invalidate the messages; Gemini:"
+    " cachedContent",
     TOOL_CHOICE_CHANGED: "Anthropic: tool_choice changes invalidate the messages (tools and"
     " system stay cached)",
     HISTORY_REWRITTEN: "an exact prefix: only appending keeps the earlier messages cached",

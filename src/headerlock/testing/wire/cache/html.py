@@ -2,9 +2,10 @@
 
 No script, no network, no external style: per recording and session, a bar per
 request whose length is its cacheable prefix (to the session's longest) split into
-the part shared with the previous request (reusable from the provider's cache) and
-the part sent anew, with the request's findings beside it and a legend that says how
-to read it. Deterministic: the same reports give the same bytes.
+the part shared with the previous request of its session (what the provider could
+read from its cache; the recorded read and write are in the figures) and the part sent
+anew, with the request's findings beside it and a legend that says how to read it
+(the ``^`` of a finding's snippets included). Deterministic: the same reports give the same bytes.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ background:#fff;max-width:1200px}
 h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:28px 0 4px;word-break:break-all}
 h3{font-size:14px;margin:14px 0 6px;color:#3c4650}
 p.lead{margin:0 0 12px;color:#3c4650;max-width:860px}
-.legend{display:flex;gap:18px;margin:8px 0 4px;font-size:13px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 18px;margin:8px 0 4px;font-size:13px}
 .legend span{display:inline-flex;align-items:center;gap:6px}
 .swatch{display:inline-block;width:14px;height:14px;border-radius:3px}
+.caret{font-family:ui-monospace,Menlo,monospace}
 .reused{background:#2e9e5b}.resent{background:#e8893a}
 table{border-collapse:collapse;width:100%}
 th{text-align:left;font-weight:600;font-size:12px;color:#5b6670;padding:4px 8px;
@@ -45,13 +47,23 @@ white-space:pre-wrap;word-break:break-all;margin-left:10px}
 """
 
 LEAD: Final = (
-    "Providers cache an exact prefix of the prompt (tools, then system, then messages)."
-    " Each bar is one request's cacheable prefix, as long as its estimated tokens (to the"
-    " longest request of the session). The green part is shared byte for byte with the"
-    " previous request of the session: the provider can read it from its cache. The orange"
-    " part is sent anew. A bar that is mostly orange after the first request marks a"
-    " break; the findings beside it say where (request, segment, byte) and why (a stable"
-    " code)."
+    "Providers cache an exact prefix of the prompt (tools, then system, then messages),"
+    " per model: a session is the requests of one API on one model, and each request is"
+    " compared with the previous request of its session (the first starts cold). Each bar"
+    " is one request's cacheable prefix, as long as its estimated tokens (to the longest"
+    " request of the session). The green part is the bytes it shares with the previous"
+    " request of the same session: what the provider could read from its cache, not what"
+    " it did read (the recorded cache read and write, where a response says them, are in"
+    " the figures). The orange part is sent anew. A bar that is mostly orange after the"
+    " first request marks a break; the findings beside it say where (request, segment,"
+    " byte) and why (a stable code), with the bytes of both requests around it."
+)
+LEGEND: Final = (
+    '<div class="legend"><span><i class="swatch reused"></i>shared with the previous'
+    " request of the session (what the provider could read from its cache)</span>"
+    '<span><i class="swatch resent"></i>sent anew</span>'
+    '<span><b class="caret">^</b> marks the first byte that differs from the previous'
+    " request, in a finding's before and after bytes</span></div>"
 )
 
 
@@ -78,9 +90,17 @@ def _row(request: RequestCache, longest: int) -> str:
     findings = (
         "".join(_finding(f) for f in request.findings) or '<span class="ok">no finding</span>'
     )
-    actual = ""
+    said = []
     if request.actual is not None and request.actual.read is not None:
-        actual = f"<br>recorded cache read {request.actual.read:,}"
+        said.append(f"read {request.actual.read:,}")
+    if request.actual is not None and request.actual.written is not None:
+        said.append(f"written {request.actual.written:,}")
+    actual = f"<br>recorded cache {', '.join(said)}" if said else ""
+    against = ""  # the request before it, as usual
+    if request.previous is None:
+        against = " (the first of its session: cold)"
+    elif request.previous != request.number - 1:
+        against = f" (against request {request.previous})"
     return (
         f'<tr class="request{broken}" data-request="{request.number}"'
         f' data-shared="{request.shared_percent}">'
@@ -89,7 +109,7 @@ def _row(request: RequestCache, longest: int) -> str:
         f'<span class="reused" style="width:{reused:.2f}%"></span>'
         f'<span class="resent" style="width:{resent:.2f}%"></span></div></td>'
         f'<td class="figures">{request.shared_percent}% shared of ~{request.prefix_tokens:,}'
-        f" tokens<br>~{request.resent_tokens:,} re-sent, predicted cache read"
+        f" tokens{against}<br>~{request.resent_tokens:,} re-sent, predicted cache read"
         f" {request.predicted:,}{actual}</td>"
         f"<td>{findings}</td></tr>"
     )
@@ -100,7 +120,7 @@ def _session(requests: Sequence[RequestCache]) -> list[str]:
     longest = max(r.prefix_tokens for r in requests)
     out = [
         f'<h3 class="session">session {first.session}: {escape(first.api)},'
-        f" {escape(first.model)} ({len(requests)} requests)</h3>",
+        f" {escape(first.model)} ({len(requests)} request{'' if len(requests) == 1 else 's'})</h3>",
         "<table><thead><tr><th>request</th><th>cacheable prefix: shared / sent anew</th>"
         "<th>estimated tokens</th><th>findings</th></tr></thead><tbody>",
     ]
@@ -142,8 +162,7 @@ def html_page(reports: Sequence[CacheReport]) -> str:
         f"<style>{STYLE}</style></head><body>",
         "<h1>headerlock cache report</h1>",
         f'<p class="lead">{escape(LEAD)}</p>',
-        '<div class="legend"><span><i class="swatch reused"></i>shared with the previous'
-        ' request (cacheable)</span><span><i class="swatch resent"></i>sent anew</span></div>',
+        LEGEND,
     ]
     for report in reports:
         out += _report(report)

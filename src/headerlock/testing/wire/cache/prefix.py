@@ -193,7 +193,7 @@ class _Builder:
         return (1, ()) if self.marker is None else _blocks(value, self.marker)
 
     def tools(self, raw: bytes, data: Any) -> list[Item]:
-        if not raw:
+        if not raw or not isinstance(data, list):  # none, or ``null``: no tool
             return []
         listed = self.api.tools_of(data)
         names = self.api.tool_names(data)

@@ -6,9 +6,12 @@ every cache problem found.
 segment seen), a ``WireRecording`` or the path of one (a pinned recording keeps the
 tools and system bytes; an unpinned one only the tool names, so the report names
 those segments as unseen and analyses the rest). A *session* is the requests of one
-model API, in the order the lock keeps them (each task's requests together). Each
-request is compared with the previous one of its session (``breaks.step``); the
-breakpoint and length rules follow (``breakpoints``). ``assert_cache_stable`` raises
+model API on one model (providers cache per model; for Gemini the model is the URL
+path's), in the order the lock keeps them (each task's requests together). Each request
+is compared with the previous one of its session (``breaks.step``): the first request on
+a model starts its session cold, no finding, and a request back on an earlier model is
+compared with that model's last request. The breakpoint and length rules follow
+(``breakpoints``). ``assert_cache_stable`` raises
 ``CacheBreakError`` listing what ``allow`` does not.
 
 Deterministic: the report is a pure function of the bytes (no clock, no set order,
@@ -39,12 +42,13 @@ Source = WireRun | WireRecording | str | os.PathLike[str]
 class RequestCache:
     """One request of the report.
 
-    ``session`` is its session's 1-based number; ``prefix_bytes`` the size of its
-    rendered prefix (the segments seen), ``shared_bytes`` the part it shares with the
-    previous request of its session, byte for byte; ``predicted`` the tokens the
-    provider's rules would read from its cache (estimated), ``actual`` what the recorded
-    response says it did (``None``: nothing recorded); ``findings`` its problems, the
-    first break first.
+    ``session`` is its session's 1-based number (one per API and model), ``previous``
+    the number of the request it is compared with, the previous one of its session
+    (``None``: the first, cold); ``prefix_bytes`` the size of its rendered prefix (the
+    segments seen), ``shared_bytes`` the part it shares with ``previous``, byte for byte;
+    ``predicted`` the tokens the provider's rules would read from its cache (estimated),
+    ``actual`` what the recorded response says it read and wrote (``None``: nothing
+    recorded); ``findings`` its problems, the first break first.
     """
 
     number: int
@@ -56,6 +60,7 @@ class RequestCache:
     predicted: int
     actual: CacheUsage | None
     findings: tuple[CacheFinding, ...]
+    previous: int | None = None
 
     @property
     def prefix_tokens(self) -> int:
@@ -148,9 +153,10 @@ def _run_usage(run: WireRun) -> list[CacheUsage | None]:
 
 
 def _sessions(prefixes: Sequence[Prefix]) -> dict[int, int]:
-    """Each request's 1-based session number (one per api, numbered by first request)."""
-    numbers: dict[str, int] = {}
-    return {p.number: numbers.setdefault(p.api, len(numbers) + 1) for p in prefixes}
+    """Each request's 1-based session number: one per api and model (providers cache per
+    model), numbered by first request."""
+    numbers: dict[tuple[str, str], int] = {}
+    return {p.number: numbers.setdefault((p.api, p.model), len(numbers) + 1) for p in prefixes}
 
 
 def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> CacheReport:
@@ -160,6 +166,7 @@ def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> 
     members: dict[int, list[Prefix]] = {}
     found: dict[int, list[CacheFinding]] = {p.number: [] for p in prefixes}
     measured: dict[int, tuple[int, int]] = {}
+    previous: dict[int, int | None] = {}
     for prefix in prefixes:
         session = session_of[prefix.number]
         prev = last.get(session)
@@ -176,6 +183,7 @@ def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> 
         if many is not None:
             found[prefix.number].append(many)
         measured[prefix.number] = (shared, rules.predicted(prev, prefix, shared))
+        previous[prefix.number] = None if prev is None else prev.number
         last[session] = prefix
         members.setdefault(session, []).append(prefix)
     for session in sorted(members):
@@ -193,6 +201,7 @@ def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> 
             measured[p.number][1],
             p.usage,
             tuple(found[p.number]),
+            previous[p.number],
         )
         for p in prefixes
     )

@@ -4,14 +4,17 @@ with the before/after bytes where it breaks.
 ::
 
     cache report: recordings/agent.yaml (pinned; 3 requests; 1 session)
-      request  shared  prefix tok  re-sent tok  predicted  actual  first finding
-            1      0%       1,310        1,310          0       0  -
-            2     97%       1,352          200      1,152   1,152  -
-            3      0%       1,360        1,360          0       -  tools-reordered tools[0] (grep)
-      total: 3 requests, 64% of the prefix shared, 2,870 of 4,022 est. tokens re-sent, 1 finding
+      request  shared  prefix tok  re-sent tok  predicted  actual  written  first finding
+            1      0%       1,310        1,310          0       0        -  -
+            2     97%       1,352          200      1,152   1,152        -  -
+            3      0%       1,360        1,360          0       0        -  system-changed system
+      total: 3 requests, 64% of the prefix shared, 2,870 of 4,022 est. tokens re-sent,
+        1,152 tokens cached (recorded), 1 finding
 
-Numbers are estimated tokens (``ceil(bytes / 4)``) except ``actual``, the cache read the
-recorded response reports.
+Numbers are estimated tokens (``ceil(bytes / 4)``) except ``actual`` and ``written``,
+the cache read and the cache write the recorded response reports (``-``: it says
+none; the ``total`` line is one line, wrapped here). With more than one session (one
+per API and model) a ``session`` line heads each run of a session's requests.
 """
 
 from __future__ import annotations
@@ -24,40 +27,60 @@ from headerlock.testing.wire.cache.findings import CacheFinding
 if TYPE_CHECKING:
     from headerlock.testing.wire.cache.report import CacheReport, RequestCache
 
-HEAD = "  request  shared  prefix tok  re-sent tok  predicted  actual  first finding"
+HEAD = "  request  shared  prefix tok  re-sent tok  predicted  actual  written  first finding"
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _actual(request: RequestCache) -> str:
-    if request.actual is None or request.actual.read is None:
-        return "-"
-    return f"{request.actual.read:,}"
+def _figure(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
 
 
 def request_line(request: RequestCache) -> str:
-    """One request: shared %, prefix, re-sent, predicted and actual cached tokens, and
-    its first finding."""
+    """One request: shared %, prefix, re-sent, predicted and actual cached tokens, the
+    tokens the response says were written to the cache, and its first finding."""
     first = request.first
     cause = "-" if first is None else f"{first.code} {first.where}"
+    usage = request.actual
+    read = _figure(None if usage is None else usage.read)
+    written = _figure(None if usage is None else usage.written)
     return (
         f"  {request.number:>7}  {request.shared_percent:>5}%  {request.prefix_tokens:>10,}"
-        f"  {request.resent_tokens:>11,}  {request.predicted:>9,}  {_actual(request):>6}  {cause}"
+        f"  {request.resent_tokens:>11,}  {request.predicted:>9,}  {read:>6}  {written:>7}"
+        f"  {cause}"
     )
 
 
+def session_line(request: RequestCache) -> str:
+    """The head of a run of ``request``'s session (one per API and model): a new session
+    starts cold; one coming back is compared with its last request."""
+    how = (
+        "new: starts cold"
+        if request.previous is None
+        else f"continued: compared with request {request.previous}"
+    )
+    return f"  session {request.session}: {request.api}, {request.model} ({how})"
+
+
 def total_line(report: CacheReport) -> str:
-    """``total: N requests, P% of the prefix shared, R of T est. tokens re-sent, F findings``."""
+    """``total: N requests, P% of the prefix shared, R of T est. tokens re-sent, F findings``
+    (and the recorded cache reads and writes, where the responses say them)."""
     requests = report.requests
     size = sum(r.prefix_bytes for r in requests)
     shared = sum(r.shared_bytes for r in requests)
     percent = shared * 100 // size if size else 0
     resent = sum(r.resent_tokens for r in requests)
     tokens = sum(r.prefix_tokens for r in requests)
-    actual = [r.actual.read for r in requests if r.actual is not None and r.actual.read is not None]
-    said = f", {sum(actual):,} tokens cached (recorded)" if actual else ""
+    usages = [r.actual for r in requests if r.actual is not None]
+    read = [u.read for u in usages if u.read is not None]
+    written = [u.written for u in usages if u.written is not None]
+    said = ""
+    if read or written:
+        figures = [f"{sum(read):,} tokens cached"] if read else []
+        figures += [f"{sum(written):,} written"] if written else []
+        said = f", {', '.join(figures)} (recorded)"
     return (
         f"  total: {_count(len(requests), 'request')}, {percent}% of the prefix shared,"
         f" {resent:,} of {tokens:,} est. tokens re-sent{said},"
@@ -92,7 +115,7 @@ def report_lines(report: CacheReport) -> list[str]:
     for request in report.requests:
         if report.sessions > 1 and request.session != session:
             session = request.session
-            lines.append(f"  session {session}: {request.api}, {request.model}")
+            lines.append(session_line(request))
         lines.append(request_line(request))
     lines.append(total_line(report))
     if report.findings:

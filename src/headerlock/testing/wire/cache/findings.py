@@ -3,7 +3,8 @@ and the finding itself.
 
 A code is stable (tests, ``allow=`` lists and CI logs name it). ``CODES`` lists them
 in the order the README's table does; ``MEANINGS`` says each in a line and ``RULES``
-the provider rule behind it (``SOURCES`` are the providers' pages).
+the provider rule behind it (each API's ``CacheRules.docs`` is the provider's page; the
+HTML report shows both beside a finding).
 """
 
 from __future__ import annotations
@@ -63,12 +64,6 @@ MEANINGS: Final = {
     " one: the cache it wrote is never found",
 }
 
-SOURCES: Final = {
-    "Anthropic": "https://docs.claude.com/en/docs/build-with-claude/prompt-caching",
-    "OpenAI": "https://platform.openai.com/docs/guides/prompt-caching",
-    "Gemini": "https://ai.google.dev/gemini-api/docs/caching",
-}
-
 RULES: Final = {
     TOOLS_REORDERED: "every provider caches an exact prefix; tools render first (Anthropic:"
     " tools, system, messages; OpenAI: tools are part of the prefix, order included)",
@@ -93,13 +88,6 @@ RULES: Final = {
     TOO_MANY_BREAKPOINTS: "Anthropic: at most 4 cache_control breakpoints per request",
     BREAKPOINT_LOOKBACK: "Anthropic: a breakpoint checks for hits at most 20 blocks before it",
 }
-
-APPLIES: Final = {
-    TOOL_CHOICE_CHANGED: ("Anthropic",),
-    TOO_MANY_BREAKPOINTS: ("Anthropic",),
-    BREAKPOINT_LOOKBACK: ("Anthropic",),
-}
-"""The providers a code applies to, where not all of them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Final
 
-from headerlock.testing.wire.cache.findings import MEANINGS, CacheFinding
+from headerlock.testing.wire.apis import NAMES, model_api
+from headerlock.testing.wire.cache.findings import MEANINGS, RULES, CacheFinding
 
 if TYPE_CHECKING:
     from headerlock.testing.wire.cache.report import CacheReport, RequestCache
@@ -39,6 +40,7 @@ td.bar{width:42%}td.figures{width:190px;font-variant-numeric:tabular-nums;color:
 .track{display:flex;height:16px;background:#f1f3f5;border-radius:3px;overflow:hidden}
 .track span{display:block;height:100%}
 tr.broken td.n{color:#b3261e;font-weight:700}
+.rule{color:#555;font-size:12px}
 .finding{margin:0 0 6px}.code{font-family:ui-monospace,Menlo,monospace;font-weight:700;
 color:#b3261e}.ok{color:#2e7d4f}
 .snip{font-family:ui-monospace,Menlo,monospace;font-size:12px;color:#3c4650;
@@ -78,6 +80,11 @@ def _finding(finding: CacheFinding) -> str:
     for label, text in (("before", finding.before), ("after", finding.after)):
         if text is not None:
             parts.append(f'<div class="snip">{label} {escape(text)}</div>')
+    rule = RULES.get(finding.code)
+    if rule is not None:
+        source = model_api(finding.api).cache.docs if finding.api in NAMES else ""
+        cite = f" (source: {escape(source.removeprefix('https://'))})" if source else ""
+        parts.append(f'<div class="rule">why: {escape(rule)}{cite}</div>')
     parts.append("</div>")
     return "".join(parts)
 

@@ -3,6 +3,8 @@ isolation of in-process pytest runs."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Iterator
@@ -28,6 +30,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if is_in_ci() el
 # pytest processes this suite starts load one of them only.
 NO_CASSETTER = "-p no:cassetter"
 os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NO_CASSETTER}".strip()
+
+# In-process pytester runs drop the modules first imported inside them. httpx2 maps
+# httpcore2's exceptions through classes it caches on first use: were httpcore2 first
+# imported inside such a run, a later test's connection error would escape unmapped
+# (another httpcore2.ConnectError class). Importing the HTTP stacks here keeps them.
+for _stack in ("httpcore2", "httpx2", "httpcore", "httpx"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_stack)
 
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 

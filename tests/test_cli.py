@@ -248,3 +248,21 @@ def test_record_runs_the_class_guard_and_keeps_the_old_bytes(project: Path) -> N
     assert "differs from the pinned header of class 'default' (text-turn)" in out
     assert "pins fresh: ok" not in out
     assert recording.read_bytes() == before
+
+
+def test_replay_no_pending_writes_no_pending_file(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("record", *dirs(project))[0] == 0
+    fixture = project / "fixtures" / "text-turn.yaml"
+    fixture.write_text(fixture.read_text().replace("Answer in one line.", "Answer in one word."))
+    pending = project / "recordings" / "text-turn.yaml.new"
+    code, out = run("replay", "--no-pending", *dirs(project))
+    assert code == 1, out
+    assert "FAIL text-turn" in out and "pending:" not in out
+    assert not pending.exists()
+    code, out = run("replay", *dirs(project))
+    assert code == 1 and pending.is_file()
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    assert "--no-pending" in capsys.readouterr().out

@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
             help="the values of these environment variables are secrets, written as <<secret>>"
             f" (also: {REDACT_ENV_VAR}); give replay the same list as record",
         )
+        if name == "replay":
+            command.add_argument(
+                "--no-pending",
+                action="store_true",
+                help="a mismatch writes no pending file (<name>.yaml.new) beside its recording"
+                " (pytest: --headerlock-no-pending)",
+            )
         if name == "record":
             command.add_argument(
                 "--live",

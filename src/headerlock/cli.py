@@ -462,7 +462,8 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 def _project(args: argparse.Namespace) -> Project:
     from headerlock.testing.scenario.project import Project
 
-    project = Project(args.fixtures, args.recordings)
+    pending = not getattr(args, "no_pending", False)  # replay --no-pending
+    project = Project(args.fixtures, args.recordings, pending=pending)
     if args.command != "run-once":
         _check_project(project, args)
     return project

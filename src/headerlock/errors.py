@@ -16,7 +16,8 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
     ├── InputFileError (ValueError) ......... a file headerlock reads is unusable
     │   ├── YamlError ....................... not strict YAML (aliases, duplicate keys, ...)
     │   ├── ScenarioError ................... a fixture (scenario) file is invalid
-    │   ├── StalePendingError ............... a pending file whose recording changed since
+    │   ├── RefusedPendingError ............. a pending file accepting refuses (partial, guard)
+    │   │   └── StalePendingError ........... a pending file whose recording changed since
     │   └── RecordingError .................. a recording is malformed, tampered or outdated
     │       └── WireRecordingError .......... a wire recording is malformed (names file and key)
     ├── SerializationError (ValueError, TypeError) a value cannot be written as canonical YAML
@@ -442,11 +443,9 @@ class WireMismatch(CheckFailed):
 
 
 class CacheBreakError(CheckFailed):
-    """``assert_cache_stable`` found cache problems its ``allow`` list does not name.
-
-    ``path`` names the session's source (a recording, or ``run``); ``findings`` are one
-    line each (request, segment, byte, code, cause); ``codes`` their codes, in order.
-    """
+    """``assert_cache_stable`` found cache problems its ``allow`` list does not name:
+    ``path`` is the session's source (a recording, or ``run``), ``findings`` one line each
+    (request, segment, byte, code, cause), ``codes`` their codes, in order."""
 
     def __init__(
         self, message: str, *, path: str, findings: Sequence[str], codes: Sequence[str]
@@ -481,9 +480,6 @@ class ScriptAmbiguityError(ConfigError):
 class WireOwnershipError(ConfigError):
     """A request was sent by code that no open wire lock owns while several are open."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, key="lock")
-
 
 class IgnoreRuleError(ConfigError):
     """An ignore rule matched no request of its session (a misspelled path would silently
@@ -494,6 +490,10 @@ class IgnoreRuleError(ConfigError):
         self.paths = tuple(paths)
 
 
-class StalePendingError(InputFileError):
-    """A pending file (``<name>.yaml.new``) was written against a recording that changed
-    since; it is refused, not applied. ``path`` names the pending file."""
+class RefusedPendingError(InputFileError):
+    """A pending file (``<name>.yaml.new``, ``path``) that accepting refuses, not applies:
+    partial (it could never pass), or failing its class's pin guard."""
+
+
+class StalePendingError(RefusedPendingError):
+    """A pending file written against a recording that changed since."""

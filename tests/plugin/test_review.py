@@ -15,9 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
+import openai  # loaded once here: the in-process runs reuse it
 import pytest
 
+from headerlock.errors import WireMismatch
+from headerlock.formats.pending import pending_path, read_pending
 from headerlock.formats.wire_recording import load_wire_recording
 from tests.model_server import ModelServer
 
@@ -335,3 +337,85 @@ def test_an_ini_ignore_rule_no_test_used_is_reported(project: pytest.Pytester) -
     )
     text = (project.path / ALPHA).read_text()
     assert "hi alpha" not in text and "<<ignored>>" in text
+
+
+def _partial_pending(root: Path, server: ModelServer) -> Path:
+    """``root/recordings/one.yaml`` (one request) and its partial pending file: the
+    replay sent a second request nothing recorded could answer."""
+    from headerlock.testing.wire.lock import lock
+
+    (root / "pytest.ini").write_text("[pytest]\n")
+    path = root / "recordings" / "one.yaml"
+    path.parent.mkdir()
+    server.script([{"text": "ok"}])
+    ask = [{"role": "user", "content": "hi"}]
+    client = openai.OpenAI(base_url=server.base_url, api_key="sk-test-0001", max_retries=0)
+    with lock(path, mode="record"):
+        client.chat.completions.create(model="gpt-test", messages=ask)  # type: ignore[arg-type]
+    client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-0001", max_retries=0)
+    with pytest.raises(WireMismatch), lock(path, pending=True):  # noqa: PT012
+        client.chat.completions.create(model="gpt-test", messages=ask)  # type: ignore[arg-type]
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(model="gpt-test", messages=ask * 2)  # type: ignore[arg-type]
+    assert read_pending(pending_path(path)).partial is not None
+    return path
+
+
+def test_a_partial_pending_file_is_refused_not_accepted(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    path = _partial_pending(tmp_path, model_server)
+    before = path.read_bytes()
+    shown = "recordings/one.yaml.new"
+    listed = subprocess.run(
+        [HEADERLOCK, "review", "--list"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert listed.returncode == 1
+    assert listed.stdout.startswith(
+        f"{shown}: changes recordings/one.yaml (wire, 1 request; PARTIAL, cannot be accepted:"
+        " request 2 (openai.chat)"
+    )
+    for args in (["--accept", "recordings/one.yaml"], ["--accept-all"]):
+        refused = subprocess.run(
+            [HEADERLOCK, "review", *args], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert refused.returncode == 1
+        assert refused.stdout == ""
+        assert len(refused.stderr.splitlines()) == 1
+        assert refused.stderr.startswith(f"headerlock: {shown}: partial: request 2 (openai.chat)")
+        assert "re-record that test instead" in refused.stderr
+        assert path.read_bytes() == before and pending_path(path).is_file()
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        [HEADERLOCK, "review"],
+        cwd=tmp_path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    seen = bytearray()
+    try:
+        _read_until(leader, b"q quit > ", seen)
+        os.write(leader, b"a")
+        _read_until(leader, b"not reviewed", seen)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    screen = seen.decode().replace("\r\n", "\n")
+    assert f"  not accepted: {shown}: partial: request 2 (openai.chat)" in screen
+    assert "review: 0 accepted, 0 rejected, 1 skipped, 0 not reviewed" in screen
+    assert path.read_bytes() == before and pending_path(path).is_file()
+
+
+def test_review_without_a_recordings_directory_has_nothing_pending(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    for args in (["--list"], ["--accept-all"], ["--reject-all"]):
+        done = subprocess.run(
+            [HEADERLOCK, "review", *args], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.endswith(" pending changes below recordings (no such directory)\n")

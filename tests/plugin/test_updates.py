@@ -4,6 +4,8 @@ or overwrites a good recording (pytester, in a user's own project layout)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from tests.support import RUN_APP_CONFTEST
 
 ROOT = Path(__file__).parents[2]
 INI_HEAD = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+HEADERLOCK = str(Path(sys.executable).with_name("headerlock"))
 SCENARIOS = ["text-turn", "tool-turn", "ordered-turn", "error-turn"]
 
 
@@ -160,6 +163,93 @@ def test_a_failed_python_test_keeps_its_recording(
     assert (
         after["recordings/tests/test_agent/test_alpha.yaml"]
         != before["recordings/tests/test_agent/test_alpha.yaml"]
+    )
+
+
+RECORDER = "recordings/tests/test_agent/test_beta.yaml"
+
+
+def test_record_new_records_a_recorder_test_only_when_its_recording_is_missing(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project.path / RECORDER).unlink()
+    monkeypatch.setenv("ALPHA_WORD", "changed")  # alpha has a recording: replayed, not redone
+    before = files(project)
+    result = project.runpytest("--headerlock-record=new", "--headerlock-no-pending", "tests")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([f"headerlock:   new: {RECORDER}"])
+    after = files(project)
+    assert RECORDER in after and {k: after[k] for k in before} == before
+
+
+def test_a_recorder_mismatch_is_pending_until_reviewed(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = project.path / "recordings/tests/test_agent/test_alpha.yaml"
+    pending = alpha.with_name(alpha.name + ".new")
+    before = alpha.read_bytes()
+    monkeypatch.setenv("ALPHA_WORD", "changed")
+    project.runpytest("--headerlock-no-pending", "tests").assert_outcomes(passed=2, failed=1)
+    assert not pending.exists()
+    result = project.runpytest("tests")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*pending: {pending.relative_to(project.path).as_posix()} holds the recording"
+            " this run would make; accept or reject it with: headerlock review",
+            "headerlock: 1 pending change (recordings/tests/test_agent/test_alpha.yaml.new);"
+            " accept or reject with: headerlock review",
+        ]
+    )
+    assert alpha.read_bytes() == before and pending.is_file()
+    monkeypatch.delenv("ALPHA_WORD")
+    project.runpytest("tests").assert_outcomes(passed=3)
+    assert not pending.exists()  # a green replay removed the stale pending file
+    monkeypatch.setenv("ALPHA_WORD", "changed")
+    project.runpytest("tests").assert_outcomes(passed=2, failed=1)
+    accepted = subprocess.run(
+        [HEADERLOCK, "review", "--accept-all"], cwd=project.path, capture_output=True, text=True
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    project.runpytest("tests").assert_outcomes(passed=3)
+
+
+MANY = """
+import os
+import pytest
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_many(headerlock_recorder, run_app, n):
+    headerlock_recorder.assert_match(run_app(os.environ.get("ALPHA_WORD", "many")))
+    assert not os.environ.get("ALPHA_FAILS"), "many failed after assert_match"
+"""
+
+
+def test_the_removed_and_kept_summary_lines_name_at_most_ten_paths(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    orphans = project.path / "recordings" / "tests" / "test_agent"
+    for n in range(12):
+        shutil.copy(orphans / "test_beta.yaml", orphans / f"test_orphan_{n:02}.yaml")
+    result = project.runpytest("--snapshot-update")
+    line = next(s for s in result.stdout.lines if s.startswith("headerlock: removed "))
+    assert line.startswith("headerlock: removed 14 unused recordings: recordings/gone-turn.yaml,")
+    assert line.count("recordings/") == 10 and line.endswith(", and 4 more")
+    (project.path / "tests" / "test_many.py").write_text(MANY)
+    project.runpytest("--snapshot-update", "tests/test_many.py").assert_outcomes(passed=12)
+    monkeypatch.setenv("ALPHA_WORD", "changed")
+    monkeypatch.setenv("ALPHA_FAILS", "1")
+    result = project.runpytest("--snapshot-update", "tests/test_many.py")
+    result.assert_outcomes(failed=12)
+    kept = [s for s in result.stdout.lines if s.startswith("headerlock: kept ")]
+    assert len(kept) == 10
+    result.stdout.fnmatch_lines(
+        [
+            "headerlock: kept recordings/tests/test_many/test_many%5b0%5d.yaml:"
+            " tests/test_many.py::test_many[[]0[]] failed, so it was not updated",
+            "headerlock: and 2 more kept: their tests failed, so they were not updated",
+        ]
     )
 
 

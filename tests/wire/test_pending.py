@@ -7,6 +7,8 @@ import json
 import random
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from headerlock.errors import ConfigError, IgnoreRuleError, WireMismatch
 from headerlock.formats.pending import pending_path, read_pending
 from headerlock.formats.wire_recording import load_wire_recording, parse_wire_recording
 from headerlock.testing.wire.lock import lock
-from tests.model_server import Answer, Hit, ModelServer, json_answer, sse_answer
+from tests.model_server import Answer, Hit, ModelServer, Script, json_answer, sse_answer
 from tests.wire.agents import CLOSED, KEY
 
 TOOLS: Any = [
@@ -239,3 +241,56 @@ def test_ignored_message_contents_are_written_as_ignored(
             model="gpt-test", messages=[{"role": "user", "content": "?"}], stream=True
         )
         list(stream)
+
+
+def _obfuscating(script: Script, sent: list[str]) -> Callable[[Hit], Answer]:
+    """``script``'s answers with OpenAI's random ``obfuscation`` padding in every stream
+    event, as the live Chat Completions and Responses streams send it (kept in ``sent``)."""
+
+    def answer(hit: Hit) -> Answer:
+        found = script(hit)
+        chunks = []
+        for chunk in found.chunks or ():
+            lines = chunk.decode().split("\n")
+            for index, line in enumerate(lines):
+                if line.startswith("data: {"):
+                    padding = uuid.uuid4().hex[: random.randint(2, 16)]
+                    sent.append(padding)
+                    event = {**json.loads(line[len("data: ") :]), "obfuscation": padding}
+                    lines[index] = "data: " + json.dumps(event)
+            chunks.append("\n".join(lines).encode())
+        return replace(found, chunks=chunks)
+
+    return answer
+
+
+def _stream(base: str, api: str) -> str:
+    client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0)
+    if api == "chat":
+        chunks = client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        return "".join(c.choices[0].delta.content or "" for c in chunks)
+    events = client.responses.create(model="gpt-test", input="hi", stream=True)
+    return "".join(
+        getattr(e, "delta", "") for e in events if e.type == "response.output_text.delta"
+    )
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_stream_obfuscation_padding_does_not_churn_a_live_re_record(
+    tmp_path: Path, model_server: ModelServer, api: str
+) -> None:
+    sent: list[str] = []
+    model_server.route("*", _obfuscating(Script([{"text": "hello there"}] * 2), sent))
+    paths = [tmp_path / "first.yaml", tmp_path / "second.yaml"]
+    for path in paths:
+        with lock(path, mode="record"):
+            assert _stream(model_server.base_url, api) == "hello there"
+    assert len(set(sent)) > 2  # the endpoint padded every event differently
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    events = load_wire_recording(paths[0]).requests[0].response.body  # type: ignore[union-attr]
+    padded = {e.data["obfuscation"] for e in events if e.is_json and "obfuscation" in e.data}
+    assert padded == {"<<obfuscation>>"}
+    with lock(paths[0]):  # the normalized stream replays
+        assert _stream(CLOSED, api) == "hello there"

@@ -1,7 +1,9 @@
 """Volatile fields of live responses, normalized so a re-record does not churn.
 
 A live endpoint answers the same request with a new response id, new tool-call and
-item ids, a new ``created`` time and, now and then, a new ``system_fingerprint``.
+item ids, a new ``created`` time, now and then a new ``system_fingerprint`` and, in
+OpenAI's streams (Chat Completions and Responses), a random ``obfuscation`` padding
+in every event.
 Recorded raw, every re-record would rewrite every file. So, as request ids are
 tokenized, a live recording's responses keep:
 
@@ -11,7 +13,8 @@ tokenized, a live recording's responses keep:
   token everywhere (every chunk of a stream, a later response that repeats it), and
   different ids different tokens, so the requests the agent sends back tokenize alike;
 - times (``TIME_KEYS``) as ``EPOCH`` (2026-01-01T00:00:00Z), the number or ISO text;
-- ``system_fingerprint`` as ``<<fingerprint>>``.
+- ``system_fingerprint`` as ``<<fingerprint>>``;
+- ``obfuscation`` (``OBFUSCATION_KEY``, at any depth) as ``<<obfuscation>>``.
 
 Request ids in response headers are never stored (a recording keeps status, content
 type and body only). Normalizing a normalized recording changes nothing.
@@ -35,6 +38,9 @@ RESPONSE_ID_KEYS: Final = frozenset(
 TIME_KEYS: Final = frozenset({"created", "created_at", "createTime"})
 EPOCH: Final = 1_767_225_600
 EPOCH_TEXT: Final = "2026-01-01T00:00:00Z"
+OBFUSCATION_KEY: Final = "obfuscation"
+OBFUSCATION: Final = "<<obfuscation>>"
+"""What OpenAI's stream padding (random text of random length) is stored as."""
 _PREFIX: Final = re.compile(r"^[A-Za-z]+[-_]")
 
 
@@ -63,6 +69,8 @@ class _Normalizer:
             return EPOCH_TEXT
         if key == "system_fingerprint" and isinstance(value, str):
             return FINGERPRINT
+        if key == OBFUSCATION_KEY and isinstance(value, str):
+            return OBFUSCATION
         return self.data(value)
 
     def response(self, response: WireResponse) -> WireResponse:

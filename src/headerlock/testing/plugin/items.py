@@ -16,6 +16,7 @@ from headerlock.formats.scrub import scrub_events
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.driver import ModelSource
 from headerlock.testing.plugin.state import (
+    pending_enabled,
     project_of,
     record_test_command,
     records_missing,
@@ -158,16 +159,21 @@ class Recorder:
         )
 
     def assert_match(self, app: AgentApp) -> None:
-        """Assert that ``app``'s normalized log equals the test's recording (under
-        ``--snapshot-update``: write it once the test has passed)."""
+        """Assert that ``app``'s normalized log equals the test's recording. Recording
+        (``--snapshot-update``, or ``--headerlock-record=new`` with no recording yet)
+        writes it once the test has passed; a mismatch writes ``<name>.yaml.new``
+        (unless ``--headerlock-no-pending``)."""
         path = self.path
         actual = self.recording(app)
         node = self._request.node
-        if updating(self._request.config):
+        config = self._request.config
+        if records_missing(config, path):
             stage(node, path, actual.to_text(), lambda: save_recording(actual, path))
             return
         if _text(path) == actual.to_text():
             note_matched(node, path)
+            if pending_enabled(config):
+                pending.clear(path)
             return
         command = record_test_command(node)
         if not path.exists():
@@ -175,7 +181,18 @@ class Recorder:
                 f"no recording at {path.as_posix()}; record it with: {command}",
                 scenario=self.name,
             )
-        assert_recordings_match(
-            load_recording(path), actual, path=path, subject=f"test {node.nodeid}", command=command
-        )
-        raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)
+        try:
+            assert_recordings_match(
+                load_recording(path),
+                actual,
+                path=path,
+                subject=f"test {node.nodeid}",
+                command=command,
+            )
+            raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)
+        except ReplayMismatch as error:
+            if not pending_enabled(config):
+                raise
+            found = pending.pend(path, actual, error)
+            updates_of(config).ledger.pending.add(str(pending_path(path).resolve()))
+            raise found from None

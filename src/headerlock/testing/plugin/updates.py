@@ -374,12 +374,18 @@ class Updates:
                 f"headerlock_ignore: {', '.join(map(repr, unmatched))} matched no request of"
                 " this session (a misspelled path ignores nothing)"
             )
-        for key, nodeid in sorted(ledger.kept.items()):
+        kept = sorted(ledger.kept.items())
+        for key, nodeid in kept[:SHOWN_PATHS]:
             lines.append(f"kept {_shown(key)}: {nodeid} failed, so it was not updated")
+        if len(kept) > SHOWN_PATHS:
+            lines.append(
+                f"and {len(kept) - SHOWN_PATHS} more kept: their tests failed, so they were"
+                " not updated"
+            )
         shown = capped([_shown(p) for p in self.unused])
         unused = _count(len(self.unused), "unused recording")
         if self.removed:
-            removed = ", ".join(_shown(p) for p in self.removed)
+            removed = capped([_shown(p) for p in self.removed])
             lines.append(f"removed {_count(len(self.removed), 'unused recording')}: {removed}")
         elif self.update and self.problem is not None:
             what = f"{unused} kept ({shown})" if self.unused else "no unused recording removed"
@@ -392,7 +398,7 @@ class Updates:
                 " fixture) ran; this run left some out"
             )
         if self.fresh:
-            fresh = ", ".join(_shown(p) for p in self.fresh)
+            fresh = capped([_shown(p) for p in self.fresh])
             lines.append(
                 f"kept {_count(len(self.fresh), 'recording')} written after this session"
                 f" started (another session's?): {fresh}"

@@ -1,18 +1,30 @@
 """One pending change: its readable diff, and accepting or rejecting it.
 
 Accepting validates the pending text as the recording kind it claims (a wire
-recording, or a scenario recording), refuses a stale one (its recording changed
-since the pending file was written: ``StalePendingError``), writes the recording
+recording, or a scenario recording) and refuses, writing nothing: a stale one (its
+recording changed since the pending file was written: ``StalePendingError``), a
+partial one (its session stopped early: the recording could never pass) and a
+scenario fixture's recording that fails the guard ``headerlock record`` runs (the
+fixture replayed with the pending model output, its headers checked against its
+class's pin) (both ``RefusedPendingError``). Then it writes the recording
 atomically, as an update does (a reader sees the old bytes or the new ones), and
 only then removes the pending file. Rejecting removes the pending file only.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from headerlock.errors import HeaderlockError, InputFileError, StalePendingError
+from headerlock.errors import (
+    HeaderlockError,
+    InputFileError,
+    PinError,
+    RefusedPendingError,
+    StalePendingError,
+)
 from headerlock.formats.explain import explain
 from headerlock.formats.pending import Pending, read_pending
 from headerlock.formats.recording import Recording, parse_recording, write_recording_text
@@ -26,6 +38,9 @@ from headerlock.formats.wire_recording import (
 )
 from headerlock.testing.wire.apis import NAMES
 from headerlock.testing.wire.explain import explain_wire
+
+if TYPE_CHECKING:
+    from headerlock.testing.scenario.project import Project
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +69,7 @@ class Change:
         if self.pending.stale:
             notes.append("STALE: the recording changed since")
         if self.pending.partial:
-            notes.append(f"partial: {self.pending.partial}")
+            notes.append(f"PARTIAL, cannot be accepted: {self.pending.partial}")
         return f"{self.pending.path.as_posix()}: {what} {recording} ({'; '.join(notes)})"
 
 
@@ -84,7 +99,9 @@ def diff(change: Change) -> str:
     names = (pending.recording.as_posix(), pending.path.as_posix())
     lines: list[str] = []
     if pending.partial:
-        lines.append(f"partial: {pending.partial}")
+        lines.append(
+            f"PARTIAL: {pending.partial}; it cannot be accepted: re-record that test instead"
+        )
     if pending.stale:
         lines.append("STALE: the recording changed since this was written; it cannot be accepted")
     if not pending.recording.exists():
@@ -108,23 +125,55 @@ def diff(change: Change) -> str:
     return "\n".join(lines)
 
 
-def accept(change: Change) -> Path:
+def accept(change: Change, project: Project | None = None) -> Path:
     """Write the change to its recording (atomically), then remove the pending file;
-    returns the recording's path. A stale change raises ``StalePendingError``."""
+    returns the recording's path. A stale change raises ``StalePendingError``, a partial
+    one, or a recording of ``project``'s scenarios failing the pin guard,
+    ``RefusedPendingError``."""
     pending = change.pending
+    where = pending.path.as_posix()
     if pending.stale:
         raise StalePendingError(
-            f"{pending.path.as_posix()}: stale: {pending.recording.as_posix()} changed since"
+            f"{where}: stale: {pending.recording.as_posix()} changed since"
             " this pending file was written; run the test again for a fresh one (or reject"
             " it); nothing written",
-            path=pending.path.as_posix(),
+            path=where,
+        )
+    if pending.partial:
+        raise RefusedPendingError(
+            f"{where}: partial: {pending.partial}; accepting it would write a recording"
+            " that can never pass: re-record that test instead (or reject it); nothing written",
+            path=where,
         )
     if isinstance(change.new, WireRecording):
         save_wire_recording(change.new, pending.recording)
     else:
+        _guard(change.new, pending.recording, project, where)
         write_recording_text(pending.recording, change.new.to_text())
     pending.path.unlink(missing_ok=True)
     return pending.recording
+
+
+def _guard(new: Recording, path: Path, project: Project | None, where: str) -> None:
+    """Run ``record``'s guard when ``path`` is the recording of one of ``project``'s
+    scenarios (a Python test's recording has no fixture, and no guard)."""
+    if project is None:
+        return
+    try:
+        ours = path.resolve() == project.recording_path(new.scenario).resolve()
+        fixture = project.scenario_path(new.scenario)
+    except HeaderlockError:
+        return  # a name no fixture can have
+    if not (ours and fixture.is_file()):
+        return
+    try:
+        asyncio.run(project.check_recording_guard(project.scenario(new.scenario), new))
+    except HeaderlockError as error:
+        what = "failed" if isinstance(error, PinError) else "could not run"
+        reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+        raise RefusedPendingError(
+            f"{where}: the pin guard {what}: {reason}; nothing written", path=where
+        ) from None
 
 
 def reject(change: Change) -> None:

@@ -2,10 +2,12 @@
 
 - no flag: interactive, on a terminal only (elsewhere one line points to the flags,
   exit 2);
-- ``--list``: one line per pending file; exit 0 when there is none, 1 when some;
+- ``--list``: one line per pending file; exit 0 when there is none (no recordings
+  directory: none), 1 when some;
 - ``--accept PATH...`` / ``--accept-all``, ``--reject PATH...`` / ``--reject-all``: a
   PATH names the ``.new`` file or its recording; exit 0 when every one was applied,
-  1 when one was refused (stale), 2 for bad input (no such pending file, an invalid
+  1 when one was refused (stale, partial, or failing the pin guard of its scenario's
+  class), 2 for bad input (no such pending file, an invalid
   one).
 """
 
@@ -14,13 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
-from headerlock.errors import StalePendingError
+from headerlock.errors import RefusedPendingError, StalePendingError
 from headerlock.formats.pending import GITIGNORE_LINE
 from headerlock.testing.review.apply import accept, read_change, reject
-from headerlock.testing.review.find import pending_files, recordings_dir, resolve
+from headerlock.testing.review.find import fixtures_dir, pending_files, recordings_dir, resolve
 from headerlock.testing.review.terminal import review
+
+if TYPE_CHECKING:
+    from headerlock.testing.scenario.project import Project
 
 NOT_A_TERMINAL: Final = (
     "headerlock: review is interactive and needs a terminal; without one use"
@@ -35,6 +40,19 @@ def _targets(args: argparse.Namespace, recordings: Path) -> list[Path]:
     return pending_files(recordings)
 
 
+def _below(recordings: Path) -> str:
+    """Where the pending files were looked for, for the summary lines."""
+    missing = "" if recordings.exists() else " (no such directory)"
+    return f"below {recordings.as_posix()}{missing}"
+
+
+def _project(recordings: Path) -> Project:
+    """The project whose scenarios' guard an accept runs (imported on first use)."""
+    from headerlock.testing.scenario.project import Project
+
+    return Project(fixtures_dir(), recordings, pending=False)
+
+
 def review_command(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``headerlock review`` with parsed ``args``; returns the exit code."""
     recordings: Path = args.recordings if args.recordings is not None else recordings_dir()
@@ -44,9 +62,9 @@ def review_command(args: argparse.Namespace, out: TextIO) -> int:
             return 2
         paths = pending_files(recordings)
         if not paths:
-            print(f"no pending changes below {recordings.as_posix()}", file=out)
+            print(f"no pending changes {_below(recordings)}", file=out)
             return 0
-        review(paths, sys.stdin, out)
+        review(paths, sys.stdin, out, _project(recordings))
         return 0
     paths = _targets(args, recordings)
     changes = [read_change(path) for path in paths]  # an invalid one: bad input, nothing done
@@ -54,26 +72,26 @@ def review_command(args: argparse.Namespace, out: TextIO) -> int:
         for change in changes:
             print(change.line(), file=out)
         noun = "change" if len(changes) == 1 else "changes"
-        where = recordings.as_posix()
         print(
-            f"{len(changes)} pending {noun} below {where}"
+            f"{len(changes)} pending {noun} {_below(recordings)}"
             + (f" (keep them out of git: {GITIGNORE_LINE} in .gitignore)" if changes else ""),
             file=out,
         )
         return 1 if changes else 0
     refused = 0
+    project = None if args.reject or args.reject_all else _project(recordings)
     for change in changes:
         if args.reject or args.reject_all:
             reject(change)
             print(f"rejected {change.pending.path.as_posix()}", file=out)
             continue
         try:
-            written = accept(change)
-        except StalePendingError as error:
+            written = accept(change, project)
+        except (StalePendingError, RefusedPendingError) as error:
             refused += 1
             print(f"headerlock: {error}", file=sys.stderr)
             continue
         print(f"accepted {change.pending.path.as_posix()} -> {written.as_posix()}", file=out)
     if not changes:
-        print(f"no pending changes below {recordings.as_posix()}", file=out)
+        print(f"no pending changes {_below(recordings)}", file=out)
     return 1 if refused else 0

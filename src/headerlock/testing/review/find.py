@@ -1,10 +1,11 @@
-"""Where a project's recordings are, and the pending files below them.
+"""Where a project's recordings and fixtures are, and the pending files below them.
 
 The recordings directory is the one pytest would use: the ``headerlock_recordings``
 option of the first ini file found from the working directory up (``pytest.ini``,
 ``.pytest.ini``, ``pyproject.toml``'s ``[tool.pytest.ini_options]``, ``tox.ini``'s
 ``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``, as pytest looks), relative to that
-file's directory; ``recordings`` beside it when the option is not set.
+file's directory; ``recordings`` beside it when the option is not set. The fixtures
+directory likewise (``headerlock_fixtures``, else ``fixtures``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from headerlock.formats.pending import SUFFIX, pending_path
 
 OPTION: Final = "headerlock_recordings"
 DEFAULT: Final = "recordings"
+FIXTURES_OPTION: Final = "headerlock_fixtures"
+FIXTURES_DEFAULT: Final = "fixtures"
 _INI: Final = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"))
 
 
-def _from_ini(path: Path, section: str) -> tuple[bool, str | None]:
+def _from_ini(path: Path, section: str, option: str) -> tuple[bool, str | None]:
     """Whether ``path`` is pytest's ini file, and its option value."""
     parser = configparser.ConfigParser(interpolation=None)
     try:
@@ -31,10 +34,10 @@ def _from_ini(path: Path, section: str) -> tuple[bool, str | None]:
         raise InputFileError(f"{path}: cannot read it: {error}", path=str(path)) from None
     if not parser.has_section(section):
         return path.name in ("pytest.ini", ".pytest.ini"), None
-    return True, parser.get(section, OPTION, fallback=None)
+    return True, parser.get(section, option, fallback=None)
 
 
-def _from_pyproject(path: Path) -> tuple[bool, str | None]:
+def _from_pyproject(path: Path, option: str) -> tuple[bool, str | None]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -43,12 +46,21 @@ def _from_pyproject(path: Path) -> tuple[bool, str | None]:
     options = pytest_table.get("ini_options", pytest_table if pytest_table else None)
     if not isinstance(options, dict):
         return False, None
-    value = options.get(OPTION)
+    value = options.get(option)
     return True, None if value is None else str(value)
 
 
 def recordings_dir(start: Path | None = None) -> Path:
     """The recordings directory of the project around ``start`` (the working directory)."""
+    return _ini_dir(OPTION, DEFAULT, start)
+
+
+def fixtures_dir(start: Path | None = None) -> Path:
+    """The fixtures directory of the project around ``start`` (the working directory)."""
+    return _ini_dir(FIXTURES_OPTION, FIXTURES_DEFAULT, start)
+
+
+def _ini_dir(option: str, default: str, start: Path | None) -> Path:
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         for name, section in (*_INI, ("pyproject.toml", ""), ("tox.ini", "pytest"),
@@ -56,10 +68,12 @@ def recordings_dir(start: Path | None = None) -> Path:
             path = directory / name
             if not path.is_file():
                 continue
-            found, value = _from_pyproject(path) if section == "" else _from_ini(path, section)
+            found, value = (
+                _from_pyproject(path, option) if section == "" else _from_ini(path, section, option)
+            )
             if found:
-                return _shown(directory / (value.strip() if value and value.strip() else DEFAULT))
-    return _shown(here / DEFAULT)
+                return _shown(directory / (value.strip() if value and value.strip() else default))
+    return _shown(here / default)
 
 
 def _shown(path: Path) -> Path:
@@ -71,10 +85,13 @@ def _shown(path: Path) -> Path:
 
 
 def pending_files(recordings: Path) -> list[Path]:
-    """Every pending file below ``recordings``, sorted by path."""
+    """Every pending file below ``recordings``, sorted by path; none when there is no
+    such directory (nothing was recorded yet)."""
+    if not recordings.exists():
+        return []
     if not recordings.is_dir():
         raise InputFileError(
-            f"{recordings}: no recordings directory (set {OPTION} or pass --recordings DIR)",
+            f"{recordings}: not a directory (set {OPTION} or pass --recordings DIR)",
             path=str(recordings),
         )
     return sorted(p for p in recordings.rglob(f"*.yaml{SUFFIX}") if p.is_file())

@@ -12,10 +12,13 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from headerlock.errors import HeaderlockError
 from headerlock.testing.review.apply import accept, diff, read_change, reject
+
+if TYPE_CHECKING:
+    from headerlock.testing.scenario.project import Project
 
 PROMPT: Final = "a accept, r reject, s skip, q quit > "
 KEYS: Final = frozenset("arsq")
@@ -73,13 +76,16 @@ def _key(stdin: TextIO, out: TextIO) -> str:
         out.write("  press a, r, s or q\n")
 
 
-def review(paths: Sequence[Path], stdin: TextIO, out: TextIO) -> Tally:
-    """Review ``paths`` one by one on a terminal; returns the tally."""
+def review(
+    paths: Sequence[Path], stdin: TextIO, out: TextIO, project: Project | None = None
+) -> Tally:
+    """Review ``paths`` one by one on a terminal (accepting runs ``project``'s guard);
+    returns the tally."""
     with _cbreak(stdin):  # the whole time: a key typed ahead is not held for a newline
-        return _review(paths, stdin, out)
+        return _review(paths, stdin, out, project)
 
 
-def _review(paths: Sequence[Path], stdin: TextIO, out: TextIO) -> Tally:
+def _review(paths: Sequence[Path], stdin: TextIO, out: TextIO, project: Project | None) -> Tally:
     tally = Tally(left=len(paths))
     for index, path in enumerate(paths, 1):
         change = read_change(path)
@@ -98,7 +104,7 @@ def _review(paths: Sequence[Path], stdin: TextIO, out: TextIO) -> Tally:
             out.write(f"  rejected: removed {path.as_posix()}\n")
             continue
         try:
-            written = accept(change)
+            written = accept(change, project)
         except HeaderlockError as error:
             tally.skipped += 1
             out.write(f"  not accepted: {error}\n")

@@ -230,6 +230,13 @@ class Project:
         if problems:
             raise PinError(problems)
 
+    async def check_recording_guard(self, scenario: Scenario, recording: Recording) -> None:
+        """The guard ``record`` runs before writing, for a recording made elsewhere (a
+        pending file being accepted): replay ``scenario`` with ``recording``'s model
+        output and check the run against its class's pin (``PinError``)."""
+        _, output = await replay_scenario(scenario, recording)
+        await self.check_pin_guard(scenario, output)
+
     async def check_files(self, *, updating: bool = False) -> None:
         """Project-wide guards: one pin per class, scrub fixed points, pins not stale.
 

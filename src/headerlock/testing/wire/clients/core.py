@@ -108,7 +108,8 @@ def route(sent: SentRequest) -> WireAnswer | Pending | None:
     error = WireOwnershipError(
         f"headerlock: {sent.method} {sent.path} was sent by code that no open wire lock owns"
         f" (a thread or task started outside them) while {len(open_now)} locks are open;"
-        " start it inside the lock it belongs to"
+        " start it inside the lock it belongs to",
+        key="lock",
     )
     for lock in open_now:
         lock.refused(error)

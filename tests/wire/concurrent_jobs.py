@@ -1,6 +1,7 @@
 """Concurrent jobs on the real OpenAI SDK clients for ``test_concurrency``: 8 tool loops
-via ``asyncio.gather`` (``AsyncOpenAI``) and via a ``ThreadPoolExecutor`` (``OpenAI``), the
-loopback model that answers them by content, and the record runs of one hash seed.
+via ``asyncio.gather`` (``AsyncOpenAI``), via a ``ThreadPoolExecutor`` (``OpenAI``) and
+pulled from a queue by 3 worker threads; the loopback model that answers them by
+content, and the record runs of one hash seed.
 
 Imports only ``openai`` and headerlock (no pytest, no anthropic): each seed's records
 run in a fresh interpreter (``python -m tests.wire.concurrent_jobs BASE SEED OUT``).
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -138,7 +141,33 @@ def pool_agent(base: str, pause: Pause, headers: dict[str, str] | None = None) -
         return list(pool.map(lambda i: sync_job(client, i, pause), range(N)))
 
 
-AGENTS = {"gather": gather_agent, "pool": pool_agent}
+def queue_agent(base: str, pause: Pause, headers: dict[str, str] | None = None) -> list[str]:
+    """8 jobs pulled from a ``queue.Queue`` by 3 worker threads: which worker sends which
+    job depends on timing (the recording must not)."""
+    client = openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, default_headers=headers)
+    jobs: queue.Queue[int] = queue.Queue()
+    for i in range(N):
+        jobs.put(i)
+    out = [""] * N
+
+    def worker() -> None:
+        while True:
+            try:
+                i = jobs.get_nowait()
+            except queue.Empty:
+                return
+            out[i] = sync_job(client, i, pause)
+
+    workers = [threading.Thread(target=worker) for _ in range(3)]
+    with client:
+        for thread in workers:
+            thread.start()
+        for thread in workers:
+            thread.join()
+    return out
+
+
+AGENTS = {"gather": gather_agent, "pool": pool_agent, "queue": queue_agent}
 EXPECTED = [f"done {i}" for i in range(N)]
 
 
@@ -170,10 +199,6 @@ def record_all(base: str, seed: int, out: Path) -> None:
 
 def record_seeds(base: str, out: Path) -> dict[str, set[bytes]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    code = (
-        "import sys; from pathlib import Path; from tests.wire.test_concurrency import record_all;"
-    )
-    code += " record_all(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))"
     running = []
     for seed in SEEDS:
         folder = out / f"seed-{seed}"

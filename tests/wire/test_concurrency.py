@@ -61,6 +61,8 @@ def test_every_seed_records_the_same_bytes(
         "gather-script.yaml",
         "pool-live.yaml",
         "pool-script.yaml",
+        "queue-live.yaml",
+        "queue-script.yaml",
     ]
     distinct = {name: len(versions) for name, versions in found.items()}
     assert distinct == dict.fromkeys(found, 1)

@@ -28,6 +28,7 @@ from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import Split, model_api
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import Difference, entry_differences, extra_request
+from headerlock.testing.wire.conversations import canonical_order
 from headerlock.testing.wire.entry import build_entry, scrub_response
 from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
@@ -334,22 +335,28 @@ class LockSession:
         return self.scrubber.plus(s for ex in self.exchanges for s in _credentials(ex.sent))
 
     def recorded(self, pinned: bool) -> WireRecording:
-        """The recording of the exchanges kept, in key order, scrubbed with every secret
-        seen (each request's ids numbered within it, so the same request always gives
-        the same entry)."""
+        """The recording of the exchanges kept, scrubbed with every secret seen (each
+        request's ids numbered within it, so the same request always gives the same
+        entry); model requests and other traffic each in ``conversations.canonical_order``."""
         kept = sorted(self.exchanges, key=lambda ex: ex.key)
         self.scrubber = self.known_secrets()
         models: list[WireEntry] = []
+        keys: list[Key] = []
         http: list[HttpEntry] = []
+        http_keys: list[Key] = []
         for ex in kept:
             if ex.split is None:
                 http.append(self._http_entry(ex.sent, ex.answer))
+                http_keys.append(ex.key)
                 continue
             response = WireResponse.from_http(
                 ex.answer.status, ex.answer.content_type, ex.answer.body
             )
             models.append(self._entry(ex.split, ex.sent, pinned, response)[0])
-        return WireRecording(pinned, tuple(models), tuple(http))
+            keys.append(ex.key)
+        ordered = tuple(models[i] for i in canonical_order(models, keys))
+        other = tuple(http[i] for i in canonical_order(http, http_keys))
+        return WireRecording(pinned, ordered, other)
 
 
 def _credentials(sent: SentRequest) -> list[str]:

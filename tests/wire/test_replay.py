@@ -64,6 +64,21 @@ def test_pinned_replay_rejects_a_tool_reorder(tmp_path: Path) -> None:
         chat_agent(chat_client(CLOSED), tools)
 
 
+def test_a_swallowed_tool_reorder_points_to_the_flake_hunt(tmp_path: Path) -> None:
+    """Only the order moved (and the recorded request it left unsent, since the agent
+    carried on after the 400): hunt the flake; re-recording would not help."""
+    path = tmp_path / "pinned.yaml"
+    tools = [fn_tool("alpha"), fn_tool("beta")]
+    _record_tools(path, tools, pin=True)
+    caught: list[Exception] = []
+    with pytest.raises(WireMismatch) as info:
+        replay(path, swallowing(lambda: chat_agent(chat_client(CLOSED), tools[::-1]), caught), [])
+    message = str(info.value)
+    assert caught and "recorded but never sent" in message
+    assert message.splitlines()[-1].startswith("The same tools or requests in another order")
+    assert "headerlock flakes" in message and "re-record:" not in message
+
+
 def test_pinned_schema_key_order_is_a_prefix_byte_mismatch(
     tmp_path: Path, model_server: ModelServer
 ) -> None:

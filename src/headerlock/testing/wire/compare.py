@@ -45,6 +45,8 @@ class Difference:
     cache_reason: str | None = None
     reordered: bool = False
     """The same tools in another order: a flake to hunt, not a change to re-record."""
+    unsent: int = 0
+    """How many recorded requests no request of the run matched (``unsent_requests``)."""
 
     def line(self) -> str:
         """One readable line."""
@@ -210,7 +212,8 @@ def unsent_requests(recorded: Sequence[WireEntry], unserved: Sequence[int]) -> D
     numbers = ", ".join(str(i + 1) for i in unserved[:10]) + (", ..." if len(unserved) > 10 else "")
     noun = "request was" if len(unserved) == 1 else "requests were"
     detail = f"recorded but never sent ({len(unserved)} recorded {noun} not sent: {numbers})"
-    return Difference(unserved[0] + 1, recorded[unserved[0]].api, "request", detail)
+    first = unserved[0]
+    return Difference(first + 1, recorded[first].api, "request", detail, unsent=len(unserved))
 
 
 ORDER_HINT: Final = (
@@ -225,9 +228,11 @@ RECORD_HINT: Final = (
 
 
 def order_only(differences: Sequence[Difference]) -> bool:
-    """Whether every difference is a tool order (and the prefix bytes it moved)."""
+    """Whether every difference is a tool order (and the prefix bytes it moved, and the
+    recorded requests left unsent: the reordered ones matched none, and an agent that
+    got a 400 stops short of the rest)."""
     return any(d.reordered for d in differences) and all(
-        d.reordered or d.segment == "prefix" for d in differences
+        d.reordered or d.segment == "prefix" or d.unsent for d in differences
     )
 
 

@@ -126,3 +126,25 @@ def test_empty_and_non_mapping_files(tmp_path: Path) -> None:
         load_scenario(empty)
     with pytest.raises(ScenarioError, match="a scenario is a mapping, got list"):
         parse_scenario("- a\n", tmp_path / "list.yaml")
+
+
+def test_match_is_refused_where_replies_go_in_order_and_read_in_app_wire(tmp_path: Path) -> None:
+    """A spine agent takes its replies in order: a `match:` there is an error at its line
+    that says where it applies; an `app: wire` fixture keeps it on the reply."""
+    text = GOOD.replace("  - text: PONG\n", "  - text: PONG\n    match: {user: Hi}\n")
+    path = tmp_path / "m.yaml"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, path)
+    assert str(info.value) == (
+        f"{path}:12: model[0].match: only applies to `app: wire` fixtures and wire scripts"
+        " (script=, the headerlock_wire marker), where it says which of an agent's concurrent"
+        " requests a reply answers; app 'spine' answers its requests in order"
+    )
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=r"m\.yaml:12: model\[0\]\.match: only applies"):
+        load_scenario(path)
+    wire = "app: wire\nconfig: {entry: 'agent:run'}\nsteps: [{prompt: Hi}]\nmodel:\n"
+    wire += "  - {text: PONG, match: {user: Hi, tool_result: read}}\n  - PANG\n"
+    scenario = parse_scenario(wire, tmp_path / "w.yaml")
+    assert scenario.model is not None
+    assert [r.match for r in scenario.model] == [{"user": "Hi", "tool_result": "read"}, None]

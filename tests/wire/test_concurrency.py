@@ -12,6 +12,7 @@ in a different order in every run.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ import openai
 import pytest
 
 from headerlock.errors import ScriptAmbiguityError, WireMismatch, WireOwnershipError
+from headerlock.runtime.adapters.scripted import Reply
 from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.run import WireRun
 from tests.model_server import ModelServer, serve
@@ -133,6 +135,8 @@ def test_positional_replies_that_differ_under_gather_are_an_ambiguity_error() ->
     assert len(caught.value.requests) >= 2
     assert set(caught.value.requests) <= set(range(1, N + 1))
     assert f"requests {caught.value.requests[0]} and" in str(caught.value)
+    # the requests are named by their text too: arrival numbers change from run to run
+    assert re.search(r"\(last user messages 'question \d' and 'question \d'\)", str(caught.value))
 
 
 def test_positional_replies_that_differ_in_a_thread_pool_are_an_ambiguity_error() -> None:
@@ -174,6 +178,24 @@ def test_match_replies_answer_their_own_concurrent_requests() -> None:
     ]
     with lock(None, mode="record", script=script):
         assert asyncio.run(_ask_all(texts)) == [f"answer {i}" for i in range(N)]
+
+
+def test_match_works_on_parsed_replies_too() -> None:
+    """A ``Reply`` (an ``app: wire`` fixture's ``model:``, a recording's replies) carries
+    its ``match`` into the script."""
+    texts = [f"question {i}" for i in range(N)]
+    script = [Reply(text=f"answer {i}", match={"user": f"question {i}"}) for i in range(N)]
+    with lock(None, mode="record", script=script[::-1]):
+        assert asyncio.run(_ask_all(texts)) == [f"answer {i}" for i in range(N)]
+
+
+def test_tool_call_replies_that_differ_only_in_their_ids_do_not_race() -> None:
+    """Recordings number tool call ids in order of appearance, so which request got which
+    id is moot (an ``app: wire`` replay's recorded replies differ only so)."""
+    script = [{"tool_calls": [{"name": "look", "id": f"call_{i}"}]} for i in range(N)]
+    with lock(None, mode="record", script=script) as run:
+        asyncio.run(_ask_all([f"q {i}" for i in range(N)]))
+    assert len(run.requests) == N
 
 
 # -- which lock owns a thread ----------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,55 @@ def set_built(prompt):
 
 def ordered(prompt):
     return _ask(prompt, order_wire_tools(tools()))
+
+
+def _pause(i):
+    # REVERSE=1: the jobs send in the reverse order (a replay must not care)
+    import os, time
+    time.sleep((7 - i if os.environ.get("REVERSE") else i) * 0.004)
+
+
+async def gathered(prompt):
+    # 8 concurrent requests under asyncio.gather; each must get its own answer
+    import asyncio
+
+    async def ask(client, i):
+        await asyncio.sleep((7 - i if __import__("os").environ.get("REVERSE") else i) * 0.004)
+        reply = await client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": f"{prompt} {i}"}])
+        return reply.choices[0].message.content
+
+    client = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789",
+                                max_retries=0)
+    async with client:
+        answers = await asyncio.gather(*(ask(client, i) for i in range(8)))
+    if answers != [f"answer {i}" for i in range(8)]:
+        raise AssertionError(f"crossed answers: {answers}")
+
+
+def pooled(prompt):
+    # 8 tool loops in a thread pool: a tool call, then its result sent back
+    from concurrent.futures import ThreadPoolExecutor
+
+    def job(i):
+        client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789",
+                               max_retries=0)
+        tool = [{"type": "function", "function": {"name": f"lookup_{i}",
+                                                  "parameters": {"type": "object"}}}]
+        messages = [{"role": "user", "content": f"{prompt} {i}"}]
+        _pause(i)
+        first = client.chat.completions.create(model="gpt-test", messages=messages, tools=tool)
+        call = first.choices[0].message.tool_calls[0]
+        messages += [first.choices[0].message.model_dump(exclude_none=True),
+                     {"role": "tool", "tool_call_id": call.id, "content": f"item {i}"}]
+        _pause(i)
+        last = client.chat.completions.create(model="gpt-test", messages=messages, tools=tool)
+        return call.function.name, last.choices[0].message.content
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(job, range(8)))
+    if answers != [(f"lookup_{i}", f"done {i}") for i in range(8)]:
+        raise AssertionError(f"crossed answers: {answers}")
 """
 
 FIXTURE = """app: wire
@@ -222,3 +272,100 @@ def test_the_key_an_agent_gives_its_sdk_is_never_written(tmp_path: Path) -> None
     assert "debug key <<secret>>" in written[0]
     replayed = _cli(project, "replay")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+# -- concurrent requests: `match:` in `model:` -------------------------------------------
+
+GATHERED = """app: wire
+pin: true
+config:
+  entry: agent:gathered
+steps:
+  - prompt: question
+model:
+""" + "".join(
+    f"  - text: answer {i}\n    match: {{user: question {i}}}\n" for i in reversed(range(8))
+)
+
+POOLED = """app: wire
+pin: true
+config:
+  entry: agent:pooled
+steps:
+  - prompt: job
+model:
+""" + "".join(
+    f"  - text: done {i}\n    match: {{tool_result: lookup_{i}}}\n"
+    f"  - tool_calls: [{{name: lookup_{i}, arguments: {{q: '{i}'}}}}]\n"
+    f"    match: {{user: job {i}}}\n"
+    for i in reversed(range(8))
+)
+
+
+@pytest.mark.parametrize("fixture", [GATHERED, POOLED], ids=["gather", "pool"])
+def test_match_replies_record_and_replay_concurrent_requests(tmp_path: Path, fixture: str) -> None:
+    """Each concurrent request takes the reply whose `match:` it satisfies (listed in an
+    order no run sends them in): one recording whatever the hash seed, and replays pass
+    whatever order the requests arrive in."""
+    project = _project(tmp_path, "ordered")
+    (project / "fixtures" / "agent.yaml").write_text(fixture)
+    recording = project / "recordings" / "agent.yaml"
+    versions = set()
+    for seed in ("1", "2"):
+        recorded = _cli(project, "record", seed=seed)
+        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+        versions.add(recording.read_bytes())
+    assert len(versions) == 1
+    text = recording.read_text()
+    assert text.count("type: request/messages") == fixture.count("match:")
+    assert "match:" in text  # a replay hands the recorded replies out by it too
+    for seed, env in (("3", None), ("4", {"REVERSE": "1"})):
+        replayed = _cli(project, "replay", seed=seed, env=env)
+        assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+        assert "ok   agent" in replayed.stdout
+    # the log follows the lock's order, never arrival: a reversed record is the same bytes
+    assert _cli(project, "record", env={"REVERSE": "1"}).returncode == 0
+    assert recording.read_bytes() in versions
+
+
+def test_positional_replies_that_race_in_a_fixture_are_an_error_naming_the_requests(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path, "ordered")
+    fixture = (
+        GATHERED.split("model:")[0]
+        + "model: ["
+        + ", ".join(f"answer {i}" for i in range(8))
+        + "]\n"
+    )
+    (project / "fixtures" / "agent.yaml").write_text(fixture)
+    result = _cli(project, "record")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert re.search(
+        r"headerlock: agent: model: requests \d+ and \d+ ran at the same time \(last user"
+        r" messages 'question \d' and 'question \d'\) and took positional replies \d and \d,"
+        r" which differ: which request got which reply was a race\. Give those replies a"
+        r" match:",
+        result.stderr,
+    ), result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (project / "recordings" / "agent.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("match", "message"),
+    [
+        ("{usr: x}", "model[0].match.usr: unknown key; expected user, tool_result"),
+        ("{user: ''}", "model[0].match.user: expected a non-empty string"),
+        ("x", "model[0].match: expected a mapping with user and/or tool_result"),
+    ],
+)
+def test_a_bad_match_in_a_fixture_is_one_line_naming_file_line_and_key(
+    tmp_path: Path, match: str, message: str
+) -> None:
+    project = _project(tmp_path, "ordered")
+    fixture = GATHERED.replace("match: {user: question 7}", f"match: {match}", 1)
+    (project / "fixtures" / "agent.yaml").write_text(fixture)
+    result = _cli(project, "record")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == f"headerlock: fixtures/agent.yaml:8: {message}\n"

@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from headerlock.errors import ConfigError, ModelError
 from headerlock.runtime.frozen import FrozenDict, deep_freeze, thaw
 from headerlock.runtime.llm import ModelRequest, StreamItem, TextDelta, ToolCallRequest
 
 _CHUNKS = re.compile(r"\s*\S+\s*|\s+")
+
+MATCH_KEYS: Final = ("user", "tool_result")
+"""What a reply's ``match:`` may ask of the request it answers (``app: wire`` only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,13 @@ class Reply:
     chunks: tuple[str, ...] | None = None
     error: str | None = None
     """When set, the stream fails with this message after the text."""
+    match: Mapping[str, str] | None = None
+    """Which request it answers (``MATCH_KEYS``): read by the wire script only; the
+    runtime's ``ScriptedAdapter`` refuses it."""
+
+    def __post_init__(self) -> None:
+        if self.match is not None:
+            object.__setattr__(self, "match", deep_freeze(self.match))
 
     def text_chunks(self) -> tuple[str, ...]:
         """The pieces the text streams in (``chunks`` when given, else words)."""
@@ -45,16 +55,41 @@ class Reply:
 
 ReplySpec = str | Reply | Mapping[str, Any]
 
+MATCH_ONLY_WIRE: Final = (
+    "only applies to `app: wire` fixtures and wire scripts (script=, the headerlock_wire"
+    " marker), where it says which of an agent's concurrent requests a reply answers"
+)
+"""Why a reply's ``match:`` is refused by a model that answers its requests in order."""
+
+
+def parse_match(spec: Any, where: str) -> dict[str, str]:
+    """A reply's ``match:`` checked: a mapping of ``MATCH_KEYS`` to non-empty strings."""
+    if not isinstance(spec, Mapping) or not spec:
+        raise ConfigError(
+            f"{where}.match: expected a mapping with {' and/or '.join(MATCH_KEYS)}", key="match"
+        )
+    unknown = sorted(str(k) for k in spec if k not in MATCH_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}.match.{unknown[0]}: unknown key; expected {', '.join(MATCH_KEYS)}",
+            key="match",
+        )
+    for name, value in spec.items():
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where}.match.{name}: expected a non-empty string", key="match")
+    return dict(spec)
+
 
 def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
-    """A ``Reply`` from text, a ``Reply`` or ``{text?, tool_calls?}``."""
+    """A ``Reply`` from text, a ``Reply`` or ``{text?, tool_calls?, chunks?, error?,
+    match?}``."""
     if isinstance(spec, Reply):
         return spec
     if isinstance(spec, str):
         return Reply(text=spec)
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected text or a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks", "error"})
+    unknown = sorted(set(spec) - {"text", "tool_calls", "chunks", "error", "match"})
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r}", key=unknown[0])
     text = spec.get("text", "")
@@ -88,6 +123,7 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
     error = spec.get("error")
     if error is not None and not isinstance(error, str):
         raise ConfigError(f"{where}.error: expected a string, got {error!r}", key="error")
+    match = parse_match(spec["match"], where) if "match" in spec else None
     if not text and not parsed and error is None:
         raise ConfigError(f"{where}: a reply needs text, tool_calls or error")
     return Reply(
@@ -95,6 +131,7 @@ def parse_reply(spec: ReplySpec, *, where: str = "reply") -> Reply:
         tool_calls=tuple(parsed),
         chunks=tuple(chunks) if chunks is not None else None,
         error=error,
+        match=match,
     )
 
 
@@ -110,16 +147,26 @@ def reply_to_data(reply: Reply) -> dict[str, Any]:
             {"name": c.name, "arguments": thaw(c.arguments), **({"id": c.id} if c.id else {})}
             for c in reply.tool_calls
         ]
+    if reply.match is not None:
+        data["match"] = dict(reply.match)
     return data
 
 
 class ScriptedAdapter:
     """Replies in script order; ``requests`` holds every request received (unless
     ``keep_requests`` is false: each request carries the whole conversation, so a
-    long run would keep a quadratic amount of it)."""
+    long run would keep a quadratic amount of it). A reply with ``match`` is refused:
+    this model answers one request at a time, in order."""
 
     def __init__(self, replies: Sequence[ReplySpec], *, keep_requests: bool = True) -> None:
         self.replies = [parse_reply(r, where=f"replies[{i}]") for i, r in enumerate(replies)]
+        for i, reply in enumerate(self.replies):
+            if reply.match is not None:
+                raise ConfigError(
+                    f"replies[{i}].match: {MATCH_ONLY_WIRE}; this model answers its requests"
+                    " in order",
+                    key="match",
+                )
         self.requests: list[ModelRequest] = []
         self.keep_requests = keep_requests
         self._received = 0

@@ -30,7 +30,7 @@ from headerlock.testing.wire.apis.base import (
     script_id,
 )
 from headerlock.testing.wire.origins import Origin
-from headerlock.testing.wire.script_match import RaceCheck, chosen, split_match
+from headerlock.testing.wire.script_match import RaceCheck, ReplyMatch, chosen
 
 __all__ = ["JSON", "SSE", "Rendered", "WireScript", "render_reply"]
 
@@ -84,17 +84,19 @@ class WireScript:
     for positional replies that differ.
     """
 
+    served: list[tuple[Mapping[str, Any], int]] | None
+    """Each answered request and the index of its reply, in answer order, once a caller
+    sets a list (``app: wire`` does, to log the reply each request got)."""
+
     def __init__(self, replies: Sequence[ReplySpec]) -> None:
         if isinstance(replies, (str, Mapping)) or not isinstance(replies, Sequence):
             raise ConfigError(
                 f"script: expected a list of replies, got {type(replies).__name__}", key="script"
             )
-        specs = [split_match(r, f"script[{i}]") for i, r in enumerate(replies)]
-        self.replies = tuple(parse_reply(r, where=f"script[{i}]") for i, (r, _) in enumerate(specs))
-        self._matches = [
-            (reply, match) for reply, (_, match) in zip(self.replies, specs, strict=True)
-        ]
+        self.replies = tuple(parse_reply(r, where=f"script[{i}]") for i, r in enumerate(replies))
+        self._matches = [(reply, ReplyMatch.of(reply.match)) for reply in self.replies]
         self._taken = [False] * len(self.replies)
+        self.served = None
         self._asked = 0
         self._lock = threading.Lock()
         self.races = RaceCheck()
@@ -118,6 +120,19 @@ class WireScript:
                     api=api_name, request=self._asked, replies=len(self.replies)
                 )
             self._taken[index] = True
-            if positional:
-                self.races.took(self._asked, index, reply_to_data(self.replies[index]), origin)
+            if self.served is not None:
+                self.served.append((request, index))
+            if positional and origin is not None:
+                shown = model_api(api_name).last_user_text(request)
+                content = _seen(self.replies[index])
+                self.races.took(self._asked, index, content, origin, shown)
         return render_reply(api_name, request, self.replies[index], index=index, path=path)
+
+
+def _seen(reply: Reply) -> dict[str, Any]:
+    """What the race check compares of a reply: all but its tool call ids, which every
+    recording numbers in order of appearance (so which request got which id is moot)."""
+    data = reply_to_data(reply)
+    for call in data.get("tool_calls", ()):
+        call.pop("id", None)
+    return data

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-from headerlock.errors import ConfigError, ScriptAmbiguityError
+from headerlock.errors import ScriptAmbiguityError
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.origins import Key, Origin, alive_unrelated
-
-MATCH_KEYS: Final = ("user", "tool_result")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +29,13 @@ class ReplyMatch:
 
     user: str | None = None
     tool_result: str | None = None
+
+    @classmethod
+    def of(cls, spec: Mapping[str, str] | None) -> ReplyMatch | None:
+        """The match of a parsed reply's ``match`` (``parse_match`` checked it)."""
+        if spec is None:
+            return None
+        return cls(user=spec.get("user"), tool_result=spec.get("tool_result"))
 
     def holds(self, api_name: str, request: Mapping[str, Any]) -> bool:
         """Whether ``request`` (a body of api ``api_name``) satisfies every condition."""
@@ -42,28 +47,6 @@ class ReplyMatch:
         return self.tool_result is None or found.last_tool_result(request) == self.tool_result
 
 
-def split_match(reply: Any, where: str) -> tuple[Any, ReplyMatch | None]:
-    """``reply`` without its ``match`` key, and the match it gave (checked)."""
-    if not isinstance(reply, Mapping) or "match" not in reply:
-        return reply, None
-    spec = reply["match"]
-    rest = {k: v for k, v in reply.items() if k != "match"}
-    if not isinstance(spec, Mapping) or not spec:
-        raise ConfigError(
-            f"{where}.match: expected a mapping with {' and/or '.join(MATCH_KEYS)}", key="match"
-        )
-    unknown = sorted(k for k in spec if k not in MATCH_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{where}.match.{unknown[0]}: unknown key; expected {', '.join(MATCH_KEYS)}",
-            key="match",
-        )
-    for name, value in spec.items():
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{where}.match.{name}: expected a non-empty string", key="match")
-    return rest, ReplyMatch(user=spec.get("user"), tool_result=spec.get("tool_result"))
-
-
 @dataclass(frozen=True, slots=True)
 class _Taken:
     request: int
@@ -71,6 +54,7 @@ class _Taken:
     content: str
     origin: Key
     concurrent: frozenset[Key]
+    shown: str | None
 
 
 class RaceCheck:
@@ -79,12 +63,21 @@ class RaceCheck:
     def __init__(self) -> None:
         self._taken: list[_Taken] = []
 
-    def took(self, request: int, reply: int, content: Any, origin: Origin | None) -> None:
-        """Request ``request`` (1-based, by arrival) took positional reply ``reply``."""
+    def took(
+        self,
+        request: int,
+        reply: int,
+        content: Any,
+        origin: Origin | None,
+        shown: str | None = None,
+    ) -> None:
+        """Request ``request`` (1-based, by arrival; ``shown``: its last user message)
+        took positional reply ``reply`` (``content``: what the agent sees of it)."""
         if origin is None:
             return
         concurrent = alive_unrelated(origin)
-        self._taken.append(_Taken(request, reply, canonical_json(content), origin.path, concurrent))
+        text = canonical_json(content)
+        self._taken.append(_Taken(request, reply, text, origin.path, concurrent, shown))
 
     def check(self) -> None:
         """Raise ``ScriptAmbiguityError`` when concurrent requests took differing replies."""
@@ -97,14 +90,21 @@ class RaceCheck:
             return
         first, later = pairs[0]
         requests = sorted({n for pair in pairs for t in pair for n in (t.request,)})
+        shown = ""
+        if first.shown is not None and later.shown is not None:
+            shown = f" (last user messages {_short(first.shown)} and {_short(later.shown)})"
         raise ScriptAmbiguityError(
-            f"script: requests {first.request} and {later.request} ran at the same time and"
-            f" took positional replies {first.reply + 1} and {later.reply + 1}, which differ:"
+            f"script: requests {first.request} and {later.request} ran at the same time{shown}"
+            f" and took positional replies {first.reply + 1} and {later.reply + 1}, which differ:"
             " which request got which reply was a race. Give those replies a match:"
             ' (e.g. {"text": ..., "match": {"user": "<text of its prompt>"}} or'
             ' {"match": {"tool_result": "<tool name>"}}) so each answers its own request',
             requests=requests,
         )
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _raced(first: _Taken, later: _Taken) -> bool:

@@ -213,18 +213,14 @@ def _read_until(
             seen += chunk
 
 
-def test_an_interactive_review_in_a_terminal_accepts_one_and_rejects_another(
-    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    alpha, beta = project.path / ALPHA, project.path / BETA
-    old_beta = beta.read_bytes()
-    monkeypatch.setenv("ALPHA_SYSTEM", "You are alpha, and brief.")
-    monkeypatch.setenv("BETA_SYSTEM", "You are beta, and brief.")
-    project.runpytest_inprocess().assert_outcomes(passed=1, failed=2)
+def _review_in_a_terminal(cwd: Path, keys: list[tuple[bytes, int, bytes]]) -> str:
+    """``headerlock review`` on a pseudo-terminal in ``cwd``: for each ``(prompt, count,
+    key)`` wait for ``count`` prompts, then type the key (no Enter); then wait for the
+    tally and exit 0. The screen, with plain line breaks."""
     leader, follower = os.openpty()
     process = subprocess.Popen(
         [HEADERLOCK, "review"],
-        cwd=project.path,
+        cwd=cwd,
         stdin=follower,
         stdout=follower,
         stderr=follower,
@@ -233,17 +229,28 @@ def test_an_interactive_review_in_a_terminal_accepts_one_and_rejects_another(
     os.close(follower)
     seen = bytearray()
     try:
-        _read_until(leader, b"q quit > ", seen)
-        os.write(leader, b"a")  # one key, no Enter
-        _read_until(leader, b"q quit > ", seen, count=2)
-        os.write(leader, b"r")
+        for prompt, count, key in keys:
+            _read_until(leader, prompt, seen, count=count)
+            os.write(leader, key)
         _read_until(leader, b"not reviewed", seen)
         assert process.wait(timeout=30) == 0
     finally:
         if process.poll() is None:
             process.kill()
         os.close(leader)
-    screen = seen.decode().replace("\r\n", "\n")
+    return seen.decode().replace("\r\n", "\n")
+
+
+def test_an_interactive_review_in_a_terminal_accepts_one_and_rejects_another(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = project.path / ALPHA, project.path / BETA
+    old_beta = beta.read_bytes()
+    monkeypatch.setenv("ALPHA_SYSTEM", "You are alpha, and brief.")
+    monkeypatch.setenv("BETA_SYSTEM", "You are beta, and brief.")
+    project.runpytest_inprocess().assert_outcomes(passed=1, failed=2)
+    prompt = b"q quit > "
+    screen = _review_in_a_terminal(project.path, [(prompt, 1, b"a"), (prompt, 2, b"r")])
     assert f"[1/2] {ALPHA.as_posix()}.new: changes {ALPHA.as_posix()}" in screen
     assert (
         "cacheable prefix: first differs at request 1 (openai.chat), segment system, byte" in screen
@@ -385,27 +392,7 @@ def test_a_partial_pending_file_is_refused_not_accepted(
         assert refused.stderr.startswith(f"headerlock: {shown}: partial: request 2 (openai.chat)")
         assert "re-record that test instead" in refused.stderr
         assert path.read_bytes() == before and pending_path(path).is_file()
-    leader, follower = os.openpty()
-    process = subprocess.Popen(
-        [HEADERLOCK, "review"],
-        cwd=tmp_path,
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-    )
-    os.close(follower)
-    seen = bytearray()
-    try:
-        _read_until(leader, b"q quit > ", seen)
-        os.write(leader, b"a")
-        _read_until(leader, b"not reviewed", seen)
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-        os.close(leader)
-    screen = seen.decode().replace("\r\n", "\n")
+    screen = _review_in_a_terminal(tmp_path, [(b"q quit > ", 1, b"a")])
     assert f"  not accepted: {shown}: partial: request 2 (openai.chat)" in screen
     assert "review: 0 accepted, 0 rejected, 1 skipped, 0 not reviewed" in screen
     assert path.read_bytes() == before and pending_path(path).is_file()

@@ -168,6 +168,23 @@ def test_headerlock_timeout_must_be_a_positive_finite_number(tmp_path: Path, val
     assert tree(project) == before
 
 
+@pytest.mark.parametrize("value", ["nan", "-1"])
+@pytest.mark.parametrize(
+    "command", [("replay",), ("record",), ("flakes", "--runs", "1"), ("run-once", "z-pin")]
+)
+def test_every_command_running_an_agent_checks_headerlock_timeout(
+    tmp_path: Path, command: tuple[str, ...], value: str
+) -> None:
+    """Not only ``record --live``: a run that would pass must not hide a bad value."""
+    project = crash_project(tmp_path, [])
+    before = tree(project)
+    result = cli(project, *command, HEADERLOCK_TIMEOUT=value)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = one_line_error(result)
+    assert f"HEADERLOCK_TIMEOUT must be a positive finite number of seconds, got {value!r}" in line
+    assert tree(project) == before
+
+
 def test_headerlock_timeout_accepts_positive_seconds() -> None:
     from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
 

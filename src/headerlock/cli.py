@@ -367,6 +367,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     try:
         undo.append(add_import_root(Path.cwd()))
         undo.append(redact_env(getattr(args, "redact_env", ())))
+        _check_timeout_env(args.command)
         return _dispatch(args, console)
     except HeaderlockError as error:
         print(f"headerlock: {one_line(str(error))}", file=sys.stderr)
@@ -388,6 +389,19 @@ _KEPT = {
     "flakes": "; every run's processes were ended",
 }
 """What an interrupted command says it left as it was."""
+
+
+_RUNS_AGENTS = frozenset({"record", "replay", "run-once", "flakes", "demo"})
+"""The commands that run agents: any of them may reach the live endpoint."""
+
+
+def _check_timeout_env(command: str) -> None:
+    """Refuse a ``HEADERLOCK_TIMEOUT`` that is not a positive finite number of seconds
+    (a ``ConfigError``, exit 2) on every command that runs agents, not only ``--live``."""
+    if command in _RUNS_AGENTS:
+        from headerlock.runtime.adapters.openai_compat import ENV_TIMEOUT, env_seconds
+
+        env_seconds(os.environ, ENV_TIMEOUT, default=60.0)
 
 
 def _tolerate_any_encoding() -> None:

@@ -352,7 +352,7 @@ def test_a_bad_marker_is_a_clear_error(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["ConfigError: tests/sub/test_agent.py::test_agent: @pytest.mark.headerlock_wire:"
          " unknown keyword 'scripts'; expected one of allow_hosts, header_class, ignore,"
-         " redact, redact_env, script"]
+         " record_errors, redact, redact_env, script"]
     )  # fmt: skip
 
 

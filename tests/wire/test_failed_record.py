@@ -78,3 +78,66 @@ def test_record_errors_records_the_error_exchange_scrubbed(
     with lock(path):  # and it replays, with no network
         assert _polite_agent(model_server.base_url) == "Sorry, try again later."
     assert len(model_server.hits) == hits
+
+
+POLITE = """
+import os
+
+import openai
+import pytest
+
+
+def polite():
+    client = openai.OpenAI(
+        base_url=os.environ["AGENT_BASE_URL"], api_key="{key}", max_retries=0
+    )
+    try:
+        reply = client.chat.completions.create(
+            model="m", messages=[{{"role": "user", "content": "hi"}}]
+        )
+    except openai.APIError:
+        return "Sorry, try again later."
+    return reply.choices[0].message.content
+
+
+@pytest.mark.headerlock_pin
+@pytest.mark.headerlock_wire({marker})
+def test_polite(headerlock_wire):
+    assert polite()
+"""
+
+
+def test_a_pytest_record_of_a_401_keeps_the_recording_unless_the_marker_records_errors(
+    pytester: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live loopback endpoint answers 200, then 401: the failure names the recording
+    and keeps its bytes; ``@pytest.mark.headerlock_wire(record_errors=True)`` records
+    the 401 on purpose."""
+    pytester.makeini(
+        "[pytest]\ntestpaths = tests\naddopts = -p no:randomly\n"
+        "asyncio_default_fixture_loop_scope = function\n"
+    )
+    source = pytester.path / "tests" / "test_agent.py"
+    source.parent.mkdir()
+    source.write_text(POLITE.format(key=KEY, marker=""))
+    monkeypatch.setenv("AGENT_BASE_URL", model_server.base_url)
+    model_server.script([{"text": "hello"}])
+    pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=1)
+    recording = pytester.path / "recordings" / "tests" / "test_agent" / "test_polite.yaml"
+    good = recording.read_bytes()
+    model_server.route("*/chat/completions", _unauthorized)
+    result = pytester.runpytest_inprocess("--snapshot-update")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "recordings/tests/test_agent/test_polite.yaml: a model request failed" in out, out
+    assert "(the old recording is kept)" in out and "wire lock:" not in out
+    assert KEY not in out
+    assert recording.read_bytes() == good
+    source.write_text(POLITE.format(key=KEY, marker="record_errors=True"))
+    pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=1)
+    text = recording.read_text()
+    assert "status: 401" in text and "invalid key" in text and KEY not in text
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)  # and it replays
+    source.write_text(POLITE.format(key=KEY, marker="record_errors='yes'"))
+    result = pytester.runpytest_inprocess("--snapshot-update")
+    assert "record_errors must be True or False, got 'yes'" in result.stdout.str()

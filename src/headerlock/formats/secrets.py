@@ -6,9 +6,12 @@ The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
 pytest ini option ``headerlock_redact_env``, ``headerlock record
 --redact-env``), of the request headers ``authorization``, ``x-api-key``,
 ``api-key``, ``x-goog-api-key`` and any whose name holds ``key``, ``token``,
-``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header), and of a
-URL's userinfo. Values shorter than ``MIN_SECRET_LENGTH``
-characters are never secrets: scrubbing a common word everywhere helps no one.
+``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header), and the
+credentials of a URL (``url_secrets``: its userinfo, its query parameters named
+like a credential header, the well-known key shapes ``KEY_SHAPES`` in its path or
+query), of each request and of the base URL variables ``URL_ENV``. Values shorter
+than ``MIN_SECRET_LENGTH`` characters are never secrets: scrubbing a common word
+everywhere helps no one.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit
 
 from headerlock.errors import ConfigError
 
@@ -30,6 +33,8 @@ DEFAULT_SECRET_ENV: Final = (
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
 )
+URL_ENV: Final = ("HEADERLOCK_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+"""Base URL variables: the credentials in their URLs (``url_secrets``) are secrets."""
 REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
 """Names more environment variables whose values are secrets (comma- or space-separated)."""
 MIN_SECRET_LENGTH: Final = 8
@@ -70,6 +75,10 @@ def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         value = env.get(name) or ""
         if len(value) >= MIN_SECRET_LENGTH:
             found.setdefault(value, name)
+    for name in URL_ENV:
+        for value in url_secrets(env.get(name) or ""):
+            if len(value) >= MIN_SECRET_LENGTH:
+                found.setdefault(value, f"{name} (a credential in the URL)")
     return {value: found[value] for value in sorted(found, key=lambda v: (-len(v), v))}
 
 
@@ -115,12 +124,57 @@ def _basic_secrets(token: str) -> list[str]:
     return [decoded, password] if colon and password else [decoded]
 
 
+KEY_SHAPES: Final = (
+    ("OpenAI", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{48,}"),
+    ("Anthropic", r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),
+    ("Google", r"AIza[A-Za-z0-9_-]{35}"),
+)
+"""Well-known API key shapes, at their real lengths: found in a URL's path or query,
+such a value is a secret wherever it reappears (never searched for in other text)."""
+_KEY_SHAPE = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:" + "|".join(shape for _, shape in KEY_SHAPES) + r")(?![A-Za-z0-9_-])"
+)
+
+
+def key_shapes(text: str) -> list[str]:
+    """The values in ``text`` shaped like a well-known API key (``KEY_SHAPES``)."""
+    return _KEY_SHAPE.findall(text)
+
+
 def url_secrets(url: str) -> list[str]:
-    """The credentials in a URL's userinfo (``https://user:password@host``)."""
-    parts = urlsplit(url)
-    if parts.password:
-        return [parts.password, f"{parts.username or ''}:{parts.password}"]
-    return [parts.username] if parts.username and "@" in parts.netloc else []
+    """The credentials a URL carries: its userinfo (also as the base64 a ``Basic``
+    header sends), the values of its query parameters named like a credential
+    (``is_credential_name``), and the well-known key shapes in its path or query."""
+    try:
+        parts = urlsplit(url)
+        found = _userinfo_secrets(parts)
+    except ValueError:  # not a URL: nothing to find
+        return []
+    found += query_secrets(parts.query)
+    for text in (parts.path, unquote(parts.path), parts.query, unquote_plus(parts.query)):
+        found += key_shapes(text)
+    return list(dict.fromkeys(found))
+
+
+def _userinfo_secrets(parts: SplitResult) -> list[str]:
+    if "@" not in parts.netloc:
+        return []
+    raw_user, _, raw_password = parts.netloc.rpartition("@")[0].partition(":")
+    user, password = unquote(raw_user), unquote(raw_password)
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    if password:
+        return [raw_password, password, f"{raw_user}:{raw_password}", f"{user}:{password}", basic]
+    return [raw_user, user, basic] if user else []
+
+
+def query_secrets(query: str) -> list[str]:
+    """The values (as sent and decoded) of the query parameters named like a credential."""
+    found: list[str] = []
+    for pair in query.split("&"):
+        raw_name, _, raw_value = pair.partition("=")
+        if raw_value and is_credential_name(unquote_plus(raw_name)):
+            found += [raw_value, unquote_plus(raw_value)]
+    return found
 
 
 def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:

@@ -1,8 +1,9 @@
 """Scrubbing wire traffic: secrets become ``<<secret>>``, provider ids ``<<id:N>>``.
 
-Secrets are the values of the request headers ``secrets.SECRET_HEADERS`` names
-(with and without a ``Bearer`` prefix) and of listed environment variables; a
-user ``redact`` callable scrubs any string further. Ids are numbered by first
+Secrets are those ``headerlock.formats.secrets`` defines: the values of credential
+headers (with and without a ``Bearer`` prefix), the credentials of each request's URL
+(``url_secrets``) and of listed environment variables; a user ``redact`` callable
+scrubs any string further. Ids are numbered by first
 appearance, so the same traffic always gets the same tokens.
 """
 

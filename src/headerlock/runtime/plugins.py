@@ -1,4 +1,10 @@
-"""Resolving plugins from import paths ``module:attr``, from the project root."""
+"""Resolving plugins from import paths ``module:attr``, from the project root.
+
+A fixture names project code only (``foreign_reason``, the guard of ``plugins:`` and
+``entry:``): never a built-in, a standard-library callable or one from an installed
+package (a module under ``site-packages`` or ``dist-packages``), except headerlock's
+own bundled demo, ``headerlock.demo``.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +35,10 @@ _BUILTIN_TYPES = (
     types.MethodWrapperType,
     types.ClassMethodDescriptorType,
 )
+
+ALLOWED_INSTALLED = "headerlock.demo"
+"""The one installed package a fixture may call: headerlock's bundled demo."""
+_INSTALLED_DIRS = frozenset({"site-packages", "dist-packages"})
 
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
@@ -75,19 +85,41 @@ signatures: resolving a scenario's plugins for every run need not repeat it)."""
 
 
 def foreign_reason(module_name: str, target: object) -> str | None:
-    """Why ``target`` (found in ``module_name``) is not project code: ``"is a built-in
-    function"`` or ``"comes from the Python standard library"``; ``None`` when it is.
-    The one guard of everything a fixture names to be called (``plugins:``, ``entry:``)."""
+    """Why ``target`` (found in ``module_name``) is not project code: it is built in, or
+    it or the module that defines it comes from the standard library or an installed
+    package (``ALLOWED_INSTALLED`` aside); ``None`` when it is project code. The one
+    guard of everything a fixture names to be called (``plugins:``, ``entry:``)."""
     while isinstance(target, functools.partial):
         target = target.func
     if isinstance(target, _BUILTIN_TYPES):
         return "is a built-in function"
-    if _is_stdlib(module_name) or (
-        (inspect.isfunction(target) or inspect.isclass(target))
-        and _is_stdlib(getattr(target, "__module__", None) or "")
-    ):
+    modules = [module_name, *_defined_in(target)]
+    if any(_is_stdlib(name) for name in modules):
         return "comes from the Python standard library"
+    if any(_is_installed(name) for name in modules):
+        return f"comes from an installed package ({ALLOWED_INSTALLED} is the one allowed)"
     return None
+
+
+def _defined_in(target: object) -> list[str]:
+    """The module that defines a function, method or class (a re-exported callable)."""
+    if inspect.ismethod(target):
+        target = target.__func__
+    if not (inspect.isfunction(target) or inspect.isclass(target)):
+        return []
+    name = getattr(target, "__module__", None)
+    return [name] if isinstance(name, str) and name else []
+
+
+def _is_installed(module_name: str) -> bool:
+    """Whether ``module_name`` was loaded from an installed package (``site-packages``,
+    ``dist-packages``), headerlock's demo aside."""
+    if module_name == ALLOWED_INSTALLED or module_name.startswith(f"{ALLOWED_INSTALLED}."):
+        return False
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    places = [file] if file else list(getattr(module, "__path__", ()))
+    return any(_INSTALLED_DIRS & set(Path(place).resolve().parts) for place in places)
 
 
 def _check_plugin(path: str, module_name: str, target: Callable[..., object]) -> None:

@@ -7,7 +7,9 @@ records, ``@pytest.mark.headerlock_pin`` pins, and
 ``@pytest.mark.headerlock_wire(script=[...], redact_env=[...], header_class=...)``
 scripts the model (without a script, or with ``--headerlock-live``, recording
 forwards to the endpoint the agent calls) and names the test's header class
-(``wire_classes``; ``wire_guard`` checks an unpinned test against its pin). Secrets:
+(``wire_classes``; ``wire_guard`` checks an unpinned test against its pin). A
+record whose model request failed (HTTP >= 400, no answer) fails the test naming
+its recording, whose old bytes stay, unless the marker says ``record_errors=True``. Secrets:
 the default credentials, the ``headerlock_redact_env`` ini option and the marker's
 ``redact_env``.
 
@@ -40,6 +42,7 @@ from headerlock.errors import (
     IgnoreRuleError,
     MissingRecordingError,
     PinError,
+    RecordingRunError,
     WireMismatch,
 )
 from headerlock.formats.secrets import env_secrets, secret_env, secret_values
@@ -65,7 +68,15 @@ from headerlock.testing.wire.lock import WireLock, pending_line
 from headerlock.testing.wire.run import WireRun
 
 PLUGIN_NAME: Final = "headerlock-wire-calls"
-_MARKER_KEYS: Final = ("allow_hosts", "header_class", "ignore", "redact", "redact_env", "script")
+_MARKER_KEYS: Final = (
+    "allow_hosts",
+    "header_class",
+    "ignore",
+    "record_errors",
+    "redact",
+    "redact_env",
+    "script",
+)
 _OPEN = pytest.StashKey["OpenLock"]()
 _VERDICT = pytest.StashKey["Verdict"]()
 
@@ -81,6 +92,8 @@ class WireMarker:
     ignore: tuple[str, ...] = ()
     redact: Callable[[str], str] | None = None
     allow_hosts: tuple[str, ...] = ()
+    record_errors: bool = False
+    """Record a model request's error answer on purpose (``lock(record_errors=True)``)."""
 
 
 def wire_marker(item: pytest.Item) -> WireMarker:
@@ -111,8 +124,18 @@ def wire_marker(item: pytest.Item) -> WireMarker:
             f"{where}: redact_env must be a list of environment variable names, got {names!r}",
             key="redact_env",
         )
+    record_errors = marker.kwargs.get("record_errors", False)
+    if not isinstance(record_errors, bool):
+        raise ConfigError(
+            f"{where}: record_errors must be True or False, got {record_errors!r}",
+            key="record_errors",
+        )
     return WireMarker(
-        marker.kwargs.get("script"), tuple(names), header_class, *_more_options(where, marker)
+        marker.kwargs.get("script"),
+        tuple(names),
+        header_class,
+        *_more_options(where, marker),
+        record_errors,
     )
 
 
@@ -193,6 +216,8 @@ class OpenLock:
             mismatch = found
         except IgnoreRuleError as found:
             raise _rule(self.item, found, plain=True) from None
+        except RecordingRunError as found:
+            raise _rule(self.item, _named(found, self.path), plain=True) from None
         finally:
             note_session(self.item, self.run, self.lock)
         if mismatch is None and self.run.differences and not isinstance(error, _NotRun):
@@ -261,6 +286,24 @@ _INTERRUPTED = pytest.StashKey[list[tuple[str, str]]]()
 def _interrupted(item: pytest.Item) -> list[tuple[str, str]]:
     """The mismatches of tests that stopped the session (node id, message)."""
     return item.config.stash.setdefault(_INTERRUPTED, [])
+
+
+_UNNAMED: Final = "wire lock: "
+"""How a lock with no path (the session's books write the test's file) starts an error."""
+
+
+def _named(error: RecordingRunError, path: Path) -> RecordingRunError:
+    """``error`` naming the test's recording ``path``, and saying its old bytes are kept."""
+    text = str(error)
+    if not text.startswith(_UNNAMED):
+        return error
+    rest = text.removeprefix(_UNNAMED)
+    if path.exists():
+        written = "nothing was written"
+        rest = rest.replace(written, f"{written} (the old recording is kept)", 1)
+    named = RecordingRunError(f"{path.as_posix()}: {rest}", scenario=path.as_posix())
+    named.__context__ = error.__context__
+    return named
 
 
 class _NotRun(BaseException):
@@ -349,6 +392,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
                 redact=options.redact,
                 redact_env=redact_env,
                 allow_hosts=options.allow_hosts,
+                record_errors=options.record_errors,
                 ignore=ignore_rules(item, options.ignore),
             )
         except ConfigError as error:

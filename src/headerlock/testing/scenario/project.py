@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -13,6 +15,7 @@ from headerlock.errors import (
     RecordingError,
     ReplayMismatch,
     ScenarioError,
+    ScenarioRunError,
 )
 from headerlock.formats.fixture import Scenario, check_name, discover
 from headerlock.formats.recording import Recording, load_recording, save_recording
@@ -96,6 +99,9 @@ class Project:
     _recordings: dict[str, tuple[tuple[object, ...], Recording]] = field(
         default_factory=dict, repr=False
     )
+    _incomplete: set[str] = field(default_factory=set, repr=False)
+    """Scenarios whose run did not complete here (a crash, a turn timeout): the guards
+    never run them again (a second timeout, the same failure printed twice)."""
 
     def scenario_names(self) -> list[str]:
         """Names of every fixture, sorted."""
@@ -189,7 +195,8 @@ class Project:
         """Record ``scenario``, check it against its class's pin (a ``PinError`` writes
         nothing: the old recording stays), and write its recording atomically."""
         existing = self.reusable_recording(scenario.name)
-        recording, output = await record_scenario(scenario, existing=existing, live=live)
+        with self.noting_incomplete(scenario):
+            recording, output = await record_scenario(scenario, existing=existing, live=live)
         await self.check_pin_guard(scenario, output)
         save_recording(recording, self.recording_path(scenario.name))
         return recording
@@ -197,7 +204,8 @@ class Project:
     async def replay(self, scenario: Scenario) -> tuple[Recording, RunOutput]:
         """Replay ``scenario`` against its recording; raises ``ReplayMismatch`` on change."""
         expected = self.require_recording(scenario)
-        actual, output = await replay_scenario(scenario, expected)
+        with self.noting_incomplete(scenario):
+            actual, output = await replay_scenario(scenario, expected)
         path = self.recording_path(scenario.name)
         try:
             assert_scenario_matches(scenario, expected, actual, path=path)
@@ -209,10 +217,23 @@ class Project:
             pending.clear(path)
         return actual, output
 
+    @contextmanager
+    def noting_incomplete(self, scenario: Scenario) -> Iterator[None]:
+        """Note ``scenario`` as incomplete when its run in the block raises
+        ``ScenarioRunError`` (its pin's guard then never runs it again)."""
+        try:
+            yield
+        except ScenarioRunError:
+            self._incomplete.add(scenario.name)
+            raise
+
     async def pin(self, header_class: str) -> tuple[Scenario, RequestHeader]:
-        """The pinned scenario of ``header_class`` and its live header (cached)."""
+        """The pinned scenario of ``header_class`` and its live header (cached); a pin
+        whose run did not complete here is not run again (``ScenarioRunError``)."""
         if header_class not in self._pins:
             pin = pins_by_class(self.valid_scenarios())[header_class]
+            if pin.name in self._incomplete:
+                raise ScenarioRunError(_unchecked(pin.name, header_class), scenario=pin.name)
             recording = self.recording(pin.name)
             if recording is not None:
                 _, output = await replay_scenario(pin, recording)
@@ -262,6 +283,9 @@ class Project:
             if pin.name not in recordings:
                 continue  # its recording is broken: reported above
             recording = recordings[pin.name]
+            if pin.name in self._incomplete:
+                problems.append(_unchecked(pin.name, header_class))
+                continue
             if recording is None:
                 if not updating:
                     problems.append(
@@ -277,3 +301,10 @@ class Project:
                 )
         if problems:
             raise PinError(problems)
+
+
+def _unchecked(pin: str, header_class: str) -> str:
+    return (
+        f"pin {pin!r} of class {header_class!r} is not checked: its run did not complete"
+        " (above), so it is not run again"
+    )

@@ -360,4 +360,7 @@ class LockSession:
 
 
 def _credentials(sent: SentRequest) -> list[str]:
+    """The secrets ``sent`` carries: its credential headers' values and its URL's
+    credentials (userinfo, credential query values, well-known key shapes in the path
+    or query: ``secrets.url_secrets``), wherever they reappear."""
     return [*header_secrets(sent.headers), *url_secrets(sent.url)]

@@ -16,10 +16,12 @@ recording's tools and system) is judged by what is kept, the tool names.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from headerlock.formats.explain import changes
+from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.cache import findings as codes
 from headerlock.testing.wire.cache.findings import CacheFinding
@@ -75,16 +77,16 @@ def _segment_starts(prefix: Prefix) -> dict[str, int]:
 
 def _names_break(prev: Prefix, cur: Prefix) -> CacheFinding | None:
     """Unseen tools: what the (sorted) tool names tell: an added or removed tool."""
-    removed = [n for n in prev.tool_names if n not in cur.tool_names]
-    added = [n for n in cur.tool_names if n not in prev.tool_names]
-    if removed:
-        detail = f"removed {', '.join(removed)} (tool names only: the recording is unpinned)"
+    change = compare_tool_names(prev.tool_names, cur.tool_names)
+    if change.removed:
+        detail = f"removed {', '.join(change.removed)} (tool names only: the recording is unpinned)"
         return CacheFinding(
-            cur.number, cur.api, codes.TOOL_REMOVED, "tools", detail, tool=removed[0]
+            cur.number, cur.api, codes.TOOL_REMOVED, "tools", detail, tool=change.removed[0]
         )
-    if added:
-        detail = f"added {', '.join(added)} (tool names only: the recording is unpinned)"
-        return CacheFinding(cur.number, cur.api, codes.TOOL_ADDED, "tools", detail, tool=added[0])
+    if change.added:
+        detail = f"added {', '.join(change.added)} (tool names only: the recording is unpinned)"
+        tool = change.added[0]
+        return CacheFinding(cur.number, cur.api, codes.TOOL_ADDED, "tools", detail, tool=tool)
     return None
 
 
@@ -95,11 +97,11 @@ def _tools_cause(
     old = [i.name or "" for i in prev.segment("tools")]
     new = [i.name or "" for i in cur.segment("tools")]
     if old != new:
-        if sorted(old) == sorted(new):
+        change = compare_tool_names(old, new)
+        removed, added = change.removed, change.added
+        if change.same_set:
             at = next(n for n, (x, y) in enumerate(zip(old, new, strict=True)) if x != y)
-            return codes.TOOLS_REORDERED, f"order {', '.join(old)} -> {', '.join(new)}", at, new[at]
-        removed = [n for n in old if n not in new]
-        added = [n for n in new if n not in old]
+            return codes.TOOLS_REORDERED, f"order {change.order()}", at, new[at]
         if removed and (not added or old.index(removed[0]) <= _first(new, added)):
             return (
                 codes.TOOL_REMOVED,
@@ -127,7 +129,7 @@ def _tools_cause(
     return codes.TOOL_CHANGED, f"{name} changed: {detail}", index, name
 
 
-def _first(names: list[str], wanted: list[str]) -> int:
+def _first(names: list[str], wanted: Sequence[str]) -> int:
     return min(names.index(n) for n in wanted)
 
 

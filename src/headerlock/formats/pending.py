@@ -36,7 +36,7 @@ def pending_path(recording: Path) -> Path:
     return recording.with_name(recording.name + SUFFIX)
 
 
-def recording_path(pending: Path) -> Path:
+def recording_of(pending: Path) -> Path:
     """The recording a pending file would replace."""
     if not pending.name.endswith(SUFFIX):
         raise InputFileError(f"{pending}: not a pending file (*{SUFFIX})", path=str(pending))
@@ -104,4 +104,4 @@ def read_pending(path: Path) -> Pending:
     body = 2
     if lines[2].startswith(_PARTIAL):
         partial, body = lines[2][len(_PARTIAL) :], 3
-    return Pending(path, recording_path(path), base, "\n".join(lines[body:]), partial)
+    return Pending(path, recording_of(path), base, "\n".join(lines[body:]), partial)

@@ -27,6 +27,7 @@ from headerlock.runtime.adapters.scripted import Reply
 from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.run import WireRun
 from tests.model_server import ModelServer, serve
+from tests.wire.agents import CLOSED
 from tests.wire.concurrent_jobs import (
     AGENTS,
     EXPECTED,
@@ -39,6 +40,7 @@ from tests.wire.concurrent_jobs import (
     pauses,
     pool_agent,
     prompt,
+    queue_agent,
     record_seeds,
     sync_job,
 )
@@ -196,6 +198,19 @@ def test_tool_call_replies_that_differ_only_in_their_ids_do_not_race() -> None:
     with lock(None, mode="record", script=script) as run:
         asyncio.run(_ask_all([f"q {i}" for i in range(N)]))
     assert len(run.requests) == N
+
+
+def test_a_runs_requests_are_in_one_order_whichever_worker_took_which_job() -> None:
+    """Three worker threads pull the jobs from a queue: which worker sends which job
+    changes with the pauses, the run's requests (what an ``app: wire`` session log is
+    built from) do not: each job's two requests, job by job."""
+    orders = set()
+    for seed in range(4):
+        with lock(None, mode="record", script=matched_script()) as run:
+            assert queue_agent(CLOSED, pauses(seed)) == EXPECTED
+        users = [m["content"] for r in run.requests for m in r.messages if m["role"] == "user"]
+        orders.add(tuple(users))
+    assert orders == {tuple(prompt(i) for i in range(N) for _ in range(2))}
 
 
 # -- which lock owns a thread ----------------------------------------------------------

@@ -13,7 +13,9 @@ such one is its parent): each conversation is a tree of requests.
 The trees are written depth first, roots and siblings in the order of their canonical
 text (request, then response). That is the same for every run that sends the same
 requests, whoever sent them and whenever. A session from one task or thread keeps the
-order it was sent in.
+order it was sent in. A lock's ``WireRun.requests`` follow the same order
+(``RunRequest``: a request as sent, its ids numbered within it), so an ``app: wire``
+session log built from them is the same in every run too.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_scrub import IdTokens
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.origins import Key
+from headerlock.testing.wire.run import WireRequest
 
 _MESSAGES = "messages"
 _CONVERSATION = ("api", "system")
@@ -99,3 +103,23 @@ def _parent(
         if found:
             return min(found, key=lambda i: texts[i])
     return None
+
+
+class RunRequest:
+    """A run's request as an ``Exchange`` to order: as sent, its ids numbered within it
+    (as a recording entry numbers them), no response."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: WireRequest) -> None:
+        self.request = request
+
+    @property
+    def response(self) -> WireResponse | None:
+        return None
+
+    def request_data(self) -> dict[str, Any]:
+        ids, r = IdTokens(), self.request
+        config = ids.config(r.header.config)
+        return {"api": r.api, "path": r.path, "config": config, "system": r.header.system,
+                "tools": r.header.tools, "messages": ids.messages(r.messages)}  # fmt: skip

@@ -49,10 +49,9 @@ class WireRequest:
 class WireRun:
     """What a lock saw: its requests, and the recording read or written.
 
-    ``requests`` are in the lock's order, the one its recording keeps: each task's or
-    thread's requests in the order it sent them, tasks in the order they were started
-    (see ``origins``), never the order answers arrived in; a failed attempt is left
-    out. For an agent that waits for each answer this is the order sent.
+    ``requests`` are in the order its recording keeps (``conversations``): from one
+    task or thread, the order sent; from several, each conversation in turn, by content,
+    never by arrival or by which worker sent what; a failed attempt is left out.
     ``differences`` are the replay's, in the order found.
     """
 

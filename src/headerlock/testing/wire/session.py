@@ -28,7 +28,7 @@ from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import Split, model_api
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import Difference, entry_differences, extra_request
-from headerlock.testing.wire.conversations import canonical_order
+from headerlock.testing.wire.conversations import RunRequest, canonical_order
 from headerlock.testing.wire.entry import build_entry, scrub_response
 from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
@@ -322,8 +322,11 @@ class LockSession:
         return self.scrubber.text(sent.path) + (f"?{query}" if query else "")
 
     def ordered_requests(self) -> list[WireRequest]:
-        """The run's requests in the lock's order, numbered again from 1."""
+        """The run's requests in the recording's order (``conversations``), numbered
+        again from 1."""
         ranked = sorted(self.run.requests, key=lambda r: self._keys[r.number])
+        keys = [self._keys[r.number] for r in ranked]
+        ranked = [ranked[i] for i in canonical_order([RunRequest(r) for r in ranked], keys)]
         return [
             WireRequest(n, r.api, r.path, r.header, r.messages, r.body, r.prefix_sha256)
             for n, r in enumerate(ranked, start=1)

@@ -48,9 +48,8 @@ class Exchange(Protocol):
 def canonical_order(entries: Sequence[Exchange], keys: Sequence[Key]) -> list[int]:
     """The indexes of ``entries`` in recording order (``keys``: each one's origin key).
     Other HTTP traffic has no messages: each request is its own root, in text order."""
-    by_key = sorted(range(len(entries)), key=lambda i: keys[i])
     if len({key[:-1] for key in keys}) <= 1:
-        return by_key
+        return sorted(range(len(entries)), key=lambda i: keys[i])
     parts = [_parts(entry) for entry in entries]
     texts = [text for _, _, text in parts]
     ends: dict[tuple[str, bytes], list[int]] = {}
@@ -76,16 +75,16 @@ def _parts(entry: Exchange) -> tuple[str, list[bytes], str]:
     request = entry.request_data()
     messages = request.get(_MESSAGES)
     base = canonical_json({k: request.get(k) for k in _CONVERSATION})
-    digest = hashlib.sha256(b"messages")
-    prefixes = [digest.digest()]
-    items: list[Any] = messages if isinstance(messages, list) else []
-    for message in items:
-        digest.update(canonical_json(message).encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-        prefixes.append(digest.digest())
-    if not isinstance(messages, list):
+    if isinstance(messages, list):
+        digest = hashlib.sha256(b"messages")
+        prefixes = [digest.digest()]
+        for message in messages:
+            digest.update(canonical_json(message).encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+            prefixes.append(digest.digest())
+    else:
         prefixes = [hashlib.sha256(canonical_json(messages).encode()).digest()]
-    text = canonical_json({"request": entry.request_data(), "response": _response(entry)})
+    text = canonical_json({"request": request, "response": _response(entry)})
     return base, prefixes, text
 
 

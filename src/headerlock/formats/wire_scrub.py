@@ -101,25 +101,11 @@ class IdTokens:
         return value
 
     def message_ids(self, value: Any) -> list[str]:
-        """The id values ``messages(value)`` tokenizes, in the order it meets them (it
-        numbers them in this order); none are numbered here."""
-        found: list[str] = []
-        stack = [value]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, Mapping):
-                children = []
-                for k, v in item.items():
-                    if k in MESSAGE_ID_KEYS and isinstance(v, str):
-                        children.append(_Id(v))
-                    else:
-                        children.append(v)
-                stack.extend(reversed(children))
-            elif isinstance(item, (list, tuple)):
-                stack.extend(reversed(item))
-            elif isinstance(item, _Id):
-                found.append(item.value)
-        return found
+        """The distinct id values ``messages(value)`` tokenizes, in the order it numbers
+        them (found by that very walk, on a fresh numbering); none are numbered here."""
+        walk = IdTokens()
+        walk.messages(value)
+        return list(walk.tokens)
 
     def config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a request config with its top-level id keys tokenized."""
@@ -127,10 +113,3 @@ class IdTokens:
             k: self.token(v) if k in CONFIG_ID_KEYS and isinstance(v, str) else v
             for k, v in config.items()
         }
-
-
-@dataclass(frozen=True, slots=True)
-class _Id:
-    """An id value met in a walk (told apart from the data around it)."""
-
-    value: str

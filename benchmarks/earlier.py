@@ -13,7 +13,7 @@ from syrupy.extensions.amber.serializer import AmberDataSerializer
 from benchmarks.model import Check, Plan, measured, seconds
 from benchmarks.stats import ratios, run_rounds, spread
 from benchmarks.workloads import policy_for, recording_of, session_events, tool_set
-from headerlock import order_tools
+from headerlock.agent import order_tools
 from headerlock.formats.scrub import scrub_events
 from headerlock.formats.strict_yaml import dumps
 

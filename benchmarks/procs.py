@@ -26,7 +26,7 @@ def env_for(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("PYTEST_ADDOPTS", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO)])
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO), str(REPO / "src")])
     env.update(extra or {})
     return env
 

@@ -9,7 +9,7 @@ PYTEST_INI = "[pytest]\n"
 ONE_TEST = "def test_one():\n    assert True\n"
 
 TOOLS_MODULE = """
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 
 def tools(ctx):
     for i in range({tools}):

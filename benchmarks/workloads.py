@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from headerlock import TOOL_ORDER_REST, AgentApp, Context, ScriptedAdapter, ToolSchema
+from headerlock.agent import TOOL_ORDER_REST, AgentApp, Context, ScriptedAdapter, ToolSchema
 from headerlock.formats.recording import Recording
 from headerlock.formats.scrub import scrub_events
 

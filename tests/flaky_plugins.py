@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from headerlock import Context, PromptAssembly, Section, SystemPrompt, ToolSchema
+from headerlock.agent import Context, PromptAssembly, Section, SystemPrompt, ToolSchema
 from headerlock.runtime.system_prompt import ASSEMBLE_EVENT
 
 

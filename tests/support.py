@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from headerlock import Context, ToolSchema
+from headerlock.agent import Context, ToolSchema
 from headerlock.cli import main
 
 PluginFn = Callable[[Context], Awaitable[None]]
@@ -44,7 +44,7 @@ def events_of(events: list[Any], kind: str) -> list[Any]:
 RUN_APP_CONFTEST = """
 import asyncio
 import pytest
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 

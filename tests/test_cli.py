@@ -118,7 +118,7 @@ def test_module_entry_point_exits_with_the_command_exit_code() -> None:
 
 LEAKY_PLUGIN = """
 import os
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 
 NAMES = ("HEADERLOCK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_TOKEN", "SHORT_ONE")
 

@@ -1,5 +1,6 @@
-"""The exported members of ``headerlock``, ``headerlock.wire`` and ``headerlock.strategies``,
-derived from the modules (httpx's exported-members test is the model)."""
+"""The exported members of ``headerlock``, ``headerlock.agent``, ``headerlock.wire`` and
+``headerlock.strategies``, derived from the modules (httpx's exported-members test is the
+model)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import headerlock
 import headerlock.errors
 
-FACADES = ("headerlock", "headerlock.wire", "headerlock.strategies")
+FACADES = ("headerlock", "headerlock.agent", "headerlock.wire", "headerlock.strategies")
 
 
 def _facade(name: str) -> ModuleType:
@@ -122,12 +123,37 @@ def _error_classes() -> list[type[BaseException]]:
     ]
 
 
-def test_every_error_class_is_in_the_tree_exported_and_drawn() -> None:
+def test_every_error_class_is_in_the_tree_and_drawn() -> None:
     doc = headerlock.errors.__doc__ or ""
     for cls in _error_classes():
         assert issubclass(cls, headerlock.HeaderlockError), cls
-        assert cls.__name__ in headerlock.__all__, cls
         assert re.search(rf"(^|[ ─]){cls.__name__}( |$)", doc, re.M), cls
+
+
+def test_the_top_level_is_what_a_test_or_an_agent_writes() -> None:
+    """At most 25 names, and no runtime name of the RFC sits at the top level."""
+    import headerlock.agent
+
+    assert len(headerlock.__all__) <= 25, headerlock.__all__
+    assert not set(headerlock.__all__) & set(headerlock.agent.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(headerlock._MOVED))
+def test_a_moved_name_still_imports_with_a_warning_naming_its_home(name: str) -> None:
+    home = headerlock._MOVED[name]
+    with pytest.warns(
+        DeprecationWarning, match=rf"headerlock\.{name} moved: import it from {home}"
+    ):
+        old = getattr(headerlock, name)
+    assert old is getattr(importlib.import_module(home), name)
+    assert name not in headerlock.__all__
+    assert name not in dir(headerlock)
+
+
+def test_every_error_a_test_catches_is_in_the_errors_module() -> None:
+    for name in headerlock.__all__:
+        if name.endswith("Error") or name == "WireMismatch":
+            assert getattr(headerlock, name) is getattr(headerlock.errors, name)
 
 
 def test_no_exception_class_is_defined_outside_errors() -> None:
@@ -146,9 +172,10 @@ def test_no_exception_class_is_defined_outside_errors() -> None:
 
 
 def test_error_tree_keeps_builtin_bases() -> None:
-    assert issubclass(headerlock.ToolOrderError, headerlock.ConfigError)
-    assert issubclass(headerlock.ConfigError, ValueError)
-    assert issubclass(headerlock.ServiceNotFoundError, LookupError)
-    assert issubclass(headerlock.ReplayMismatch, AssertionError)
-    assert issubclass(headerlock.PinError, headerlock.CheckFailed)
-    assert issubclass(headerlock.ScenarioError, headerlock.InputFileError)
+    errors = headerlock.errors
+    assert issubclass(errors.ToolOrderError, errors.ConfigError)
+    assert issubclass(errors.ConfigError, ValueError)
+    assert issubclass(errors.ServiceNotFoundError, LookupError)
+    assert issubclass(errors.ReplayMismatch, AssertionError)
+    assert issubclass(errors.PinError, errors.CheckFailed)
+    assert issubclass(errors.ScenarioError, errors.InputFileError)

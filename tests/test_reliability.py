@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from headerlock import AgentApp, ScriptedAdapter, ToolSchema
+from headerlock.agent import AgentApp, ScriptedAdapter, ToolSchema
 from headerlock.errors import (
     CorruptLogError,
     HeaderlockError,
@@ -40,7 +40,11 @@ SECRET = "sk-sentinel-do-not-leak-7f3a"
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), **extra}
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}",
+        **extra,
+    }
 
 
 # -- no data loss -------------------------------------------------------------

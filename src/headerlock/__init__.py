@@ -1,9 +1,17 @@
-"""headerlock: record and replay the request headers an LLM agent sends.
+"""headerlock: record, replay and lock the request headers an LLM agent sends.
 
-Top-level names resolve on first use, so ``import headerlock`` loads none of
-its heavy dependencies (pydantic, PyYAML, deepdiff, Hypothesis, the SDKs).
-``_PUBLIC`` is the one list of them: ``__all__`` and ``__getattr__`` come from it,
-and the ``TYPE_CHECKING`` imports below mirror it for type checkers (a test checks).
+What a test or an agent writes is here (``__all__``): the wire lock and its run, the
+order checks and the tool-order fix, the cache report, the scenario ``Project`` and the
+errors a test catches. The whole error tree is ``headerlock.errors``; the agent runtime
+of the tool-order RFC is ``headerlock.agent``; the wire capture's full surface is
+``headerlock.wire``; Hypothesis strategies are ``headerlock.strategies``.
+
+Names resolve on first use, so ``import headerlock`` loads none of its heavy
+dependencies (pydantic, PyYAML, deepdiff, Hypothesis, the SDKs). ``_PUBLIC`` is the one
+list of them: ``__all__`` and ``__getattr__`` come from it, and the ``TYPE_CHECKING``
+imports below mirror it for type checkers (a test checks). ``_MOVED`` names what used to
+be importable from here: it still is, for one release, with a ``DeprecationWarning``
+naming its new home.
 """
 
 import typing as _typing
@@ -12,277 +20,164 @@ from headerlock._facade import facade as _facade
 
 if _typing.TYPE_CHECKING:
     from headerlock.errors import (
-        AgentError as AgentError,
-        AppStateError as AppStateError,
-        AssemblyError as AssemblyError,
         CacheBreakError as CacheBreakError,
-        CheckFailed as CheckFailed,
-        ConfigError as ConfigError,
-        CorruptLogError as CorruptLogError,
         HeaderlockError as HeaderlockError,
-        IgnoreRuleError as IgnoreRuleError,
-        InputFileError as InputFileError,
-        MissingRecordingError as MissingRecordingError,
-        ModelError as ModelError,
         NetworkSealedError as NetworkSealedError,
-        OrderDependenceError as OrderDependenceError,
-        OutputFileError as OutputFileError,
-        PinError as PinError,
-        PluginError as PluginError,
-        PluginExitError as PluginExitError,
-        PluginTimeoutError as PluginTimeoutError,
-        ReconstructionError as ReconstructionError,
-        RecordingClashError as RecordingClashError,
-        RecordingError as RecordingError,
-        RecordingRunError as RecordingRunError,
-        RefusedPendingError as RefusedPendingError,
-        ReplayError as ReplayError,
-        ReplayMismatch as ReplayMismatch,
-        ScenarioError as ScenarioError,
-        ScenarioRunError as ScenarioRunError,
-        ScriptAmbiguityError as ScriptAmbiguityError,
-        ScriptExhaustedError as ScriptExhaustedError,
-        SerializationError as SerializationError,
-        ServiceConflictError as ServiceConflictError,
-        ServiceError as ServiceError,
-        ServiceNotFoundError as ServiceNotFoundError,
-        StalePendingError as StalePendingError,
-        ToolExecutionError as ToolExecutionError,
-        ToolInputError as ToolInputError,
-        ToolOrderError as ToolOrderError,
-        ToolRegistrationError as ToolRegistrationError,
-        TurnBusyError as TurnBusyError,
-        UnorderedValueError as UnorderedValueError,
         WireMismatch as WireMismatch,
         WireOrderError as WireOrderError,
-        WireOwnershipError as WireOwnershipError,
         WireRecordingError as WireRecordingError,
-        WireToolError as WireToolError,
-        WorkspaceError as WorkspaceError,
-        YamlError as YamlError,
-    )
-    from headerlock.formats.fixture import (
-        Scenario as Scenario,
-    )
-    from headerlock.formats.recording import (
-        Recording as Recording,
-        load_recording as load_recording,
-    )
-    from headerlock.runtime.adapters.openai_compat import (
-        OpenAICompatAdapter as OpenAICompatAdapter,
-    )
-    from headerlock.runtime.adapters.recorded import (
-        ReplayAdapter as ReplayAdapter,
-    )
-    from headerlock.runtime.adapters.scripted import (
-        Reply as Reply,
-        ScriptedAdapter as ScriptedAdapter,
-    )
-    from headerlock.runtime.app import (
-        AgentApp as AgentApp,
-    )
-    from headerlock.runtime.config import (
-        AcpAppConfig as AcpAppConfig,
-        LoopConfig as LoopConfig,
-        SpineConfig as SpineConfig,
-        StdioAppConfig as StdioAppConfig,
-        SystemPromptConfig as SystemPromptConfig,
-        parse_config as parse_config,
-    )
-    from headerlock.runtime.context import (
-        Context as Context,
-    )
-    from headerlock.runtime.driver import (
-        Driver as Driver,
-    )
-    from headerlock.runtime.header import (
-        HeaderDelta as HeaderDelta,
-        RequestHeader as RequestHeader,
-        SystemDelta as SystemDelta,
-        ToolsDelta as ToolsDelta,
-        apply_header_delta as apply_header_delta,
-        diff_header as diff_header,
-        fold_request_header as fold_request_header,
-    )
-    from headerlock.runtime.llm import (
-        LlmService as LlmService,
-        ModelRequest as ModelRequest,
-        TextDelta as TextDelta,
-        ToolCallRequest as ToolCallRequest,
-    )
-    from headerlock.runtime.loop import (
-        AgentLoop as AgentLoop,
-        TurnReason as TurnReason,
-        TurnResult as TurnResult,
-    )
-    from headerlock.runtime.session import (
-        Event as Event,
-        SessionLog as SessionLog,
-    )
-    from headerlock.runtime.system_prompt import (
-        PromptAssembly as PromptAssembly,
-        Section as Section,
-        SystemPrompt as SystemPrompt,
-    )
-    from headerlock.runtime.tool_order import (
-        TOOL_ORDER_REST as TOOL_ORDER_REST,
-        order_tools as order_tools,
-        validate_tool_order as validate_tool_order,
-    )
-    from headerlock.runtime.tools import (
-        ToolRegistry as ToolRegistry,
-        ToolSchema as ToolSchema,
     )
     from headerlock.runtime.wire_tools import (
         order_wire_tools as order_wire_tools,
     )
-    from headerlock.testing.order.plugin_orders import (
-        OrderRun as OrderRun,
-        assert_plugin_order_invariant as assert_plugin_order_invariant,
-        assert_plugin_order_invariant_async as assert_plugin_order_invariant_async,
-    )
-    from headerlock.testing.scenario.drivers import (
-        available_drivers as available_drivers,
-        get_driver as get_driver,
-    )
-    from headerlock.testing.scenario.fixtures import (
-        load_scenario as load_scenario,
-    )
     from headerlock.testing.scenario.project import (
         Project as Project,
+    )
+    from headerlock.testing.wire.cache.report import (
+        CacheReport as CacheReport,
+        assert_cache_stable as assert_cache_stable,
+        cache_report as cache_report,
+    )
+    from headerlock.testing.wire.lock import (
+        WireLock as WireLock,
+        lock as lock,
     )
     from headerlock.testing.wire.order import (
         assert_order_invariant as assert_order_invariant,
         assert_order_invariant_async as assert_order_invariant_async,
     )
+    from headerlock.testing.wire.recipes import (
+        order_by_name as order_by_name,
+        pydantic_ai_prepare_tools as pydantic_ai_prepare_tools,
+    )
+    from headerlock.testing.wire.run import (
+        WireRequest as WireRequest,
+        WireRun as WireRun,
+    )
 
 _PUBLIC = {
     "headerlock.errors": (
-        "AgentError",
-        "AppStateError",
-        "AssemblyError",
         "CacheBreakError",
-        "CheckFailed",
-        "ConfigError",
-        "CorruptLogError",
         "HeaderlockError",
-        "IgnoreRuleError",
-        "InputFileError",
-        "MissingRecordingError",
-        "ModelError",
         "NetworkSealedError",
-        "OrderDependenceError",
-        "OutputFileError",
-        "PinError",
-        "PluginError",
-        "PluginExitError",
-        "PluginTimeoutError",
-        "ReconstructionError",
-        "RecordingClashError",
-        "RecordingError",
-        "RecordingRunError",
-        "RefusedPendingError",
-        "ReplayError",
-        "ReplayMismatch",
-        "ScenarioError",
-        "ScenarioRunError",
-        "ScriptAmbiguityError",
-        "ScriptExhaustedError",
-        "SerializationError",
-        "ServiceConflictError",
-        "ServiceError",
-        "ServiceNotFoundError",
-        "StalePendingError",
-        "ToolExecutionError",
-        "ToolInputError",
-        "ToolOrderError",
-        "ToolRegistrationError",
-        "TurnBusyError",
-        "UnorderedValueError",
         "WireMismatch",
         "WireOrderError",
-        "WireOwnershipError",
         "WireRecordingError",
-        "WireToolError",
-        "WorkspaceError",
-        "YamlError",
-    ),
-    "headerlock.formats.fixture": ("Scenario",),
-    "headerlock.formats.recording": (
-        "Recording",
-        "load_recording",
-    ),
-    "headerlock.runtime.adapters.openai_compat": ("OpenAICompatAdapter",),
-    "headerlock.runtime.adapters.recorded": ("ReplayAdapter",),
-    "headerlock.runtime.adapters.scripted": (
-        "Reply",
-        "ScriptedAdapter",
-    ),
-    "headerlock.runtime.app": ("AgentApp",),
-    "headerlock.runtime.config": (
-        "AcpAppConfig",
-        "LoopConfig",
-        "SpineConfig",
-        "StdioAppConfig",
-        "SystemPromptConfig",
-        "parse_config",
-    ),
-    "headerlock.runtime.context": ("Context",),
-    "headerlock.runtime.driver": ("Driver",),
-    "headerlock.runtime.header": (
-        "HeaderDelta",
-        "RequestHeader",
-        "SystemDelta",
-        "ToolsDelta",
-        "apply_header_delta",
-        "diff_header",
-        "fold_request_header",
-    ),
-    "headerlock.runtime.llm": (
-        "LlmService",
-        "ModelRequest",
-        "TextDelta",
-        "ToolCallRequest",
-    ),
-    "headerlock.runtime.loop": (
-        "AgentLoop",
-        "TurnReason",
-        "TurnResult",
-    ),
-    "headerlock.runtime.session": (
-        "Event",
-        "SessionLog",
-    ),
-    "headerlock.runtime.system_prompt": (
-        "PromptAssembly",
-        "Section",
-        "SystemPrompt",
-    ),
-    "headerlock.runtime.tool_order": (
-        "TOOL_ORDER_REST",
-        "order_tools",
-        "validate_tool_order",
-    ),
-    "headerlock.runtime.tools": (
-        "ToolRegistry",
-        "ToolSchema",
     ),
     "headerlock.runtime.wire_tools": ("order_wire_tools",),
-    "headerlock.testing.order.plugin_orders": (
-        "OrderRun",
-        "assert_plugin_order_invariant",
-        "assert_plugin_order_invariant_async",
-    ),
-    "headerlock.testing.scenario.drivers": (
-        "available_drivers",
-        "get_driver",
-    ),
-    "headerlock.testing.scenario.fixtures": ("load_scenario",),
     "headerlock.testing.scenario.project": ("Project",),
+    "headerlock.testing.wire.cache.report": (
+        "CacheReport",
+        "assert_cache_stable",
+        "cache_report",
+    ),
+    "headerlock.testing.wire.lock": (
+        "WireLock",
+        "lock",
+    ),
     "headerlock.testing.wire.order": (
         "assert_order_invariant",
         "assert_order_invariant_async",
     ),
+    "headerlock.testing.wire.recipes": (
+        "order_by_name",
+        "pydantic_ai_prepare_tools",
+    ),
+    "headerlock.testing.wire.run": (
+        "WireRequest",
+        "WireRun",
+    ),
 }
 
-__all__, __getattr__, __dir__ = _facade(__name__, _PUBLIC, globals())
+_MOVED = {
+    "AcpAppConfig": "headerlock.agent",
+    "AgentApp": "headerlock.agent",
+    "AgentError": "headerlock.errors",
+    "AgentLoop": "headerlock.agent",
+    "AppStateError": "headerlock.errors",
+    "AssemblyError": "headerlock.errors",
+    "CheckFailed": "headerlock.errors",
+    "ConfigError": "headerlock.errors",
+    "Context": "headerlock.agent",
+    "CorruptLogError": "headerlock.errors",
+    "Driver": "headerlock.agent",
+    "Event": "headerlock.agent",
+    "HeaderDelta": "headerlock.agent",
+    "IgnoreRuleError": "headerlock.errors",
+    "InputFileError": "headerlock.errors",
+    "LlmService": "headerlock.agent",
+    "LoopConfig": "headerlock.agent",
+    "MissingRecordingError": "headerlock.errors",
+    "ModelError": "headerlock.errors",
+    "ModelRequest": "headerlock.agent",
+    "OpenAICompatAdapter": "headerlock.agent",
+    "OrderDependenceError": "headerlock.errors",
+    "OrderRun": "headerlock.agent",
+    "OutputFileError": "headerlock.errors",
+    "PinError": "headerlock.errors",
+    "PluginError": "headerlock.errors",
+    "PluginExitError": "headerlock.errors",
+    "PluginTimeoutError": "headerlock.errors",
+    "PromptAssembly": "headerlock.agent",
+    "ReconstructionError": "headerlock.errors",
+    "Recording": "headerlock.agent",
+    "RecordingClashError": "headerlock.errors",
+    "RecordingError": "headerlock.errors",
+    "RecordingRunError": "headerlock.errors",
+    "RefusedPendingError": "headerlock.errors",
+    "ReplayAdapter": "headerlock.agent",
+    "ReplayError": "headerlock.errors",
+    "ReplayMismatch": "headerlock.errors",
+    "Reply": "headerlock.agent",
+    "RequestHeader": "headerlock.agent",
+    "Scenario": "headerlock.agent",
+    "ScenarioError": "headerlock.errors",
+    "ScenarioRunError": "headerlock.errors",
+    "ScriptAmbiguityError": "headerlock.errors",
+    "ScriptExhaustedError": "headerlock.errors",
+    "ScriptedAdapter": "headerlock.agent",
+    "Section": "headerlock.agent",
+    "SerializationError": "headerlock.errors",
+    "ServiceConflictError": "headerlock.errors",
+    "ServiceError": "headerlock.errors",
+    "ServiceNotFoundError": "headerlock.errors",
+    "SessionLog": "headerlock.agent",
+    "SpineConfig": "headerlock.agent",
+    "StalePendingError": "headerlock.errors",
+    "StdioAppConfig": "headerlock.agent",
+    "SystemDelta": "headerlock.agent",
+    "SystemPrompt": "headerlock.agent",
+    "SystemPromptConfig": "headerlock.agent",
+    "TOOL_ORDER_REST": "headerlock.agent",
+    "TextDelta": "headerlock.agent",
+    "ToolCallRequest": "headerlock.agent",
+    "ToolExecutionError": "headerlock.errors",
+    "ToolInputError": "headerlock.errors",
+    "ToolOrderError": "headerlock.errors",
+    "ToolRegistrationError": "headerlock.errors",
+    "ToolRegistry": "headerlock.agent",
+    "ToolSchema": "headerlock.agent",
+    "ToolsDelta": "headerlock.agent",
+    "TurnBusyError": "headerlock.errors",
+    "TurnReason": "headerlock.agent",
+    "TurnResult": "headerlock.agent",
+    "UnorderedValueError": "headerlock.errors",
+    "WireOwnershipError": "headerlock.errors",
+    "WireToolError": "headerlock.errors",
+    "WorkspaceError": "headerlock.errors",
+    "YamlError": "headerlock.errors",
+    "apply_header_delta": "headerlock.agent",
+    "assert_plugin_order_invariant": "headerlock.agent",
+    "assert_plugin_order_invariant_async": "headerlock.agent",
+    "available_drivers": "headerlock.agent",
+    "diff_header": "headerlock.agent",
+    "fold_request_header": "headerlock.agent",
+    "get_driver": "headerlock.agent",
+    "load_recording": "headerlock.agent",
+    "load_scenario": "headerlock.agent",
+    "order_tools": "headerlock.agent",
+    "parse_config": "headerlock.agent",
+    "validate_tool_order": "headerlock.agent",
+}
+
+__all__, __getattr__, __dir__ = _facade(__name__, _PUBLIC, globals(), moved=_MOVED)

@@ -1,4 +1,6 @@
-"""The exception tree: every error headerlock raises on purpose.
+"""The exception tree: every error headerlock raises on purpose (``headerlock`` re-exports
+the few a test catches: ``HeaderlockError``, ``WireMismatch``, ``WireRecordingError``,
+``WireOrderError``, ``NetworkSealedError``, ``CacheBreakError``).
 
 Each class subclasses ``HeaderlockError`` and carries structured fields beside
 its one-line message. Where a built-in exception fits too, it is a second base,

@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from headerlock import TOOL_ORDER_REST, AcpAppConfig, StdioAppConfig, SystemPrompt, parse_config
+from headerlock.agent import (
+    TOOL_ORDER_REST,
+    AcpAppConfig,
+    StdioAppConfig,
+    SystemPrompt,
+    parse_config,
+)
 from headerlock.demo.stdio_app import run_stdio, stdio_app
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp

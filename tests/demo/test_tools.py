@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from headerlock import Context, PluginError, ToolRegistry
+from headerlock.agent import Context, ToolRegistry
 from headerlock.demo.tools import files, todos
-from headerlock.errors import ToolInputError, WorkspaceError
+from headerlock.errors import PluginError, ToolInputError, WorkspaceError
 from headerlock.runtime.plugins import resolve_plugin
 from headerlock.runtime.workspace import Workspace
 

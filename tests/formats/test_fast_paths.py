@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headerlock import Recording
+from headerlock.agent import Recording
 from headerlock.errors import PluginError
 from headerlock.formats.canonical_yaml import dump, dump_chunks
 from headerlock.formats.recording import load_recording, same_chunks

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headerlock import TOOL_ORDER_REST, ToolSchema, order_tools
+from headerlock.agent import TOOL_ORDER_REST, ToolSchema, order_tools
 from headerlock.errors import ConfigError, RecordingError
 from headerlock.formats import placeholders
 from headerlock.formats.recording import load_recording
@@ -215,7 +215,7 @@ def test_a_recording_that_holds_a_secret_is_refused_without_showing_it(
 
 PYTEST_PROJECT_PLUGIN = """
 import os
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 
 def plugin(ctx):
     ctx.tools.register(ToolSchema("env", "Show a variable."), lambda a: os.environ["MY_TOKEN"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ def flakes(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "headerlock", "flakes", "--fixtures", str(tmp_path / "fixtures"),
          "--recordings", str(tmp_path / "recordings"), *args],
         capture_output=True, text=True, timeout=300, check=False,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}"},
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import headerlock.runtime.system_prompt
-from headerlock import TOOL_ORDER_REST, AgentApp, ScriptedAdapter
+from headerlock.agent import TOOL_ORDER_REST, AgentApp, ScriptedAdapter
 from headerlock.demo.tools import files, todos
 from headerlock.errors import OrderDependenceError
 from headerlock.runtime.context import Plugin

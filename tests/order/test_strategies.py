@@ -8,7 +8,8 @@ import pytest
 from hypothesis import Phase, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
-from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, validate_tool_order
+from headerlock.agent import TOOL_ORDER_REST, ToolSchema, validate_tool_order
+from headerlock.errors import ToolOrderError
 from headerlock.strategies import (
     invalid_tool_orders,
     load_schedules,

@@ -25,7 +25,7 @@ CONFTEST = """
 import asyncio
 import pytest
 import pytest_asyncio
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 

@@ -142,7 +142,7 @@ def test_ini_options_choose_the_directories(pytester: pytest.Pytester) -> None:
 RECORDER_TEST = """
 import asyncio
 import pytest
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from headerlock import Context, ToolSchema
+from headerlock.agent import Context, ToolSchema
 from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
 from headerlock.runtime.app import AgentApp
 from tests.model_server import ModelServer, chat_stream, text_chunks
@@ -103,7 +103,7 @@ def sent_result(line: bytes) -> Any:
 
 TOOL_PLUGIN = """\
 import json
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 
 def lookup(ctx):
     parameters = json.loads((ctx.get("workspace").root / "parameters.json").read_text())

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from headerlock import (
+from headerlock.agent import (
     TOOL_ORDER_REST,
     AcpAppConfig,
-    ConfigError,
     SpineConfig,
     StdioAppConfig,
     SystemPromptConfig,
-    ToolOrderError,
     parse_config,
 )
+from headerlock.errors import ConfigError, ToolOrderError
 from headerlock.runtime.config import LoopConfig, forward
 
 APPS: list[type[SpineConfig]] = [StdioAppConfig, AcpAppConfig]

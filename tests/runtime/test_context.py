@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from headerlock import Context, PluginError, ServiceNotFoundError, ToolRegistry, ToolSchema
+from headerlock.agent import Context, ToolRegistry, ToolSchema
+from headerlock.errors import PluginError, ServiceNotFoundError
 
 
 def test_missing_service_names_what_exists() -> None:

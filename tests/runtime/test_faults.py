@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from headerlock import ConfigError, Context, PluginError, SpineConfig, ToolSchema, parse_config
-from headerlock.errors import PluginTimeoutError
+from headerlock.agent import Context, SpineConfig, ToolSchema, parse_config
+from headerlock.errors import ConfigError, PluginError, PluginTimeoutError
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.session import TOOL_RESULT
@@ -69,7 +69,7 @@ def run_script(tmp_path: Path, source: str, **kwargs: Any) -> subprocess.Complet
 
 PRELUDE = """\
 import asyncio, json, sys, time
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 

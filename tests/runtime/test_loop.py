@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headerlock import TOOL_ORDER_REST, Context, ToolOrderError, ToolSchema
-from headerlock.errors import ReconstructionError
+from headerlock.agent import TOOL_ORDER_REST, Context, ToolSchema
+from headerlock.errors import ReconstructionError, ToolOrderError
 from headerlock.runtime.adapters.scripted import ScriptedAdapter
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.frozen import thaw

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from headerlock import ConfigError, ToolSchema
-from headerlock.errors import ModelError
+from headerlock.agent import ToolSchema
+from headerlock.errors import ConfigError, ModelError
 from headerlock.runtime.adapters.openai_compat import OpenAICompatAdapter
 from headerlock.runtime.app import AgentApp
 from headerlock.runtime.header import RequestHeader

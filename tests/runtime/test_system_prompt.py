@@ -9,18 +9,17 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headerlock import (
+from headerlock.agent import (
     TOOL_ORDER_REST,
     Context,
     PromptAssembly,
     Section,
     SystemPrompt,
-    ToolOrderError,
     ToolRegistry,
     ToolSchema,
     order_tools,
 )
-from headerlock.errors import AssemblyError
+from headerlock.errors import AssemblyError, ToolOrderError
 from headerlock.strategies import load_schedules, registration_orders, tool_orders, tool_sets
 from headerlock.testing.order.schedules import LoadSchedule
 

@@ -11,7 +11,8 @@ import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from headerlock import TOOL_ORDER_REST, ToolOrderError, ToolSchema, order_tools, validate_tool_order
+from headerlock.agent import TOOL_ORDER_REST, ToolSchema, order_tools, validate_tool_order
+from headerlock.errors import ToolOrderError
 from headerlock.strategies import invalid_tool_orders, tool_orders, tool_sets
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "tool-order.yaml"

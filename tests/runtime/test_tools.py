@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from headerlock import ToolRegistrationError, ToolRegistry, ToolSchema
+from headerlock.agent import ToolRegistry, ToolSchema
+from headerlock.errors import ToolRegistrationError
 
 
 def test_schema_is_frozen_hashable_and_deep_frozen() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from headerlock import TOOL_ORDER_REST, ToolOrderError, validate_tool_order
-from headerlock.errors import ScenarioError
+from headerlock.agent import TOOL_ORDER_REST, validate_tool_order
+from headerlock.errors import ScenarioError, ToolOrderError
 from headerlock.testing.scenario.fixtures import load_scenario, parse_scenario
 
 GOOD = """\

@@ -17,7 +17,7 @@ BUNDLED = Path(__file__).parents[2] / "fixtures"
 
 PLUGIN_MODULE = """
 import asyncio, os
-from headerlock import ToolSchema
+from headerlock.agent import ToolSchema
 
 def _tool(name):
     async def plugin(ctx):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -162,7 +163,7 @@ def _cli(
     project: Path, *args: str, seed: str = "0", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {
-        "PYTHONPATH": str(project),
+        "PYTHONPATH": os.pathsep.join([str(project), str(Path(__file__).parents[2] / "src")]),
         "PYTHONHASHSEED": seed,
         "PATH": "/usr/bin:/bin",
         **(env or {}),

@@ -28,8 +28,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if is_in_ci() el
 
 # cassetter (a benchmark peer) and pytest-recording both define --record-mode; the
 # pytest processes this suite starts load one of them only.
-NO_CASSETTER = "-p no:cassetter"
-os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NO_CASSETTER}".strip()
+# pytest-asyncio warns in every pytest run whose ini leaves its loop scope unset (the
+# user-like projects the tests lay out): the suite's output carries no such warning.
+CHILD_ADDOPTS = "-p no:cassetter -o asyncio_default_fixture_loop_scope=function"
+os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {CHILD_ADDOPTS}".strip()
 
 # In-process pytester runs drop the modules first imported inside them. httpx2 maps
 # httpcore2's exceptions through classes it caches on first use: were httpcore2 first
@@ -60,7 +62,7 @@ def isolated_pytester(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     if "pytester" not in request.fixturenames:
         return
     request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS: set it after
-    monkeypatch.setenv("PYTEST_ADDOPTS", NO_CASSETTER)
+    monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_ADDOPTS)
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     for module in [m for m in sys.modules if m == "tests" or m.startswith("tests.")]:

@@ -1,6 +1,5 @@
 """The exception tree: every error headerlock raises on purpose (``headerlock`` re-exports
-the few a test catches: ``HeaderlockError``, ``WireMismatch``, ``WireRecordingError``,
-``WireOrderError``, ``NetworkSealedError``, ``CacheBreakError``).
+the few a test catches).
 
 Each class subclasses ``HeaderlockError`` and carries structured fields beside
 its one-line message. Where a built-in exception fits too, it is a second base,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs
 from tests.hostile import alive, cli, interrupt, one_line_error, start_cli, wait_for, write
 
 HANGING = """\
@@ -142,7 +143,7 @@ def test_the_flakes_defaults_are_documented() -> None:
 
     args = build_parser().parse_args(["flakes"])
     assert (args.timeout, args.runs, args.jobs) == (RUN_TIMEOUT, 6, 2) == (300.0, 6, 2)
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = docs.text()
     assert "--timeout SECONDS" in readme and "default 300" in readme
     assert f"at most {MAX_RUNS}" in readme
 

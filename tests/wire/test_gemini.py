@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.testing.wire.driver import request_header
 from headerlock.testing.wire.explain import prefix_break
 from headerlock.testing.wire.script import render_reply
+from tests import docs
 from tests.model_server import ModelServer
 
 KEY = "AIzaSy-test-not-a-real-key-0003"
@@ -396,15 +396,13 @@ def test_order_wire_tools_names_a_bad_gemini_tool(tools: Any, message: str) -> N
 
 # -- the README ------------------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
 
 def test_the_readme_example_records_replays_and_order_checks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    found = re.search(r"<!-- example: gemini -->\n```python\n(.*?)\n```", README.read_text(), re.S)
+    found = docs.examples("example").get("gemini")
     assert found is not None
     monkeypatch.chdir(tmp_path)
-    exec(compile(found[1], "README.md:gemini", "exec"), {"__name__": "readme_gemini"})
+    exec(compile(found, "README.md:gemini", "exec"), {"__name__": "readme_gemini"})
     text = (tmp_path / "recordings" / "gemini.yaml").read_text()
     assert "api: gemini.generate" in text and "test-key-0123" not in text

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs
 from tests.hostile import PYTEST, cli, no_traceback, one_line_error, pytest_env, tree, write
 
 pytest.importorskip("httpx2")
@@ -171,7 +172,7 @@ def test_turn_timeout_defaults_to_300_seconds() -> None:
     from headerlock.testing.wire.driver import WireAppConfig
 
     assert WireAppConfig(entry="agent:agent").turn_timeout == TURN_TIMEOUT == 300.0
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = docs.text()
     assert "turn_timeout" in readme and "default 300" in readme
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from headerlock.errors import WireOrderError
+from tests import docs
 
-DOC = Path(__file__).parents[2] / "README.md"
-BLOCK = re.compile(r"<!-- recipe: (?P<name>[\w-]+) -->\n```python\n(?P<code>.*?)\n```", re.S)
-RECIPES: dict[str, str] = {m["name"]: m["code"] for m in BLOCK.finditer(DOC.read_text("utf-8"))}
+RECIPES: dict[str, str] = docs.examples("recipe")
 
 NEEDS: dict[str, tuple[str, ...]] = {
     "sdk": ("openai",),
@@ -47,7 +45,7 @@ def _needs(name: str) -> None:
 
 def _exec(code: str, name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": f"recipe_{name.replace('-', '_')}"}
-    exec(compile(code, f"{DOC}:{name}", "exec"), namespace)
+    exec(compile(code, f"recipe {name}", "exec"), namespace)
     return namespace
 
 
@@ -79,6 +77,6 @@ def test_the_sample_failure_in_the_doc_is_what_the_check_prints() -> None:
     line, without = WITHOUT["sdk"]
     with pytest.raises(WireOrderError) as caught:
         _exec(RECIPES["sdk"].replace(line, without), "sdk")
-    sample = re.search(r"```text\n(.*?)\n```", DOC.read_text("utf-8"), re.S)
+    sample = re.search(r"```text\n(.*?)\n```", docs.text(), re.S)
     assert sample is not None
     assert str(caught.value).splitlines()[: len(sample[1].splitlines())] == sample[1].splitlines()

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import docs
+
 pytest.importorskip("openai")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCK = re.compile(r"<!-- example: (?P<name>[\w-]+) -->\n```\w+\n(?P<code>.*?)\n```", re.S)
-EXAMPLES = {m["name"]: m["code"] for m in BLOCK.finditer(README.read_text("utf-8"))}
+EXAMPLES = docs.examples("example")
 
 
 def test_the_lock_example_records_then_replays(

@@ -139,13 +139,52 @@ def build_parser() -> argparse.ArgumentParser:
         " (exit 1 on a finding)",
     )
     cache.add_argument(
-        "paths", nargs="+", type=Path, metavar="PATH", help="wire recordings, or folders of them"
+        "paths", nargs="*", type=Path, metavar="PATH", help="wire recordings, or folders of them"
+    )
+    cache.add_argument(
+        "--manifest",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="MANIFEST",
+        help="also the wire recordings the tests of this run used (pytest"
+        " --headerlock-manifest; repeat it for every CI job: one report over them all)",
+    )
+    cache.add_argument(
+        "--rootdir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="the checkout the manifests' paths are relative to (default: .)",
     )
     cache.add_argument(
         "--html", type=Path, metavar="FILE", help="also write a self-contained HTML page"
     )
     _review_parser(commands)
+    _unused_parser(commands)
     return parser
+
+
+def _unused_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    unused = commands.add_parser(
+        "unused",
+        help="the recordings no CI job used, from the jobs' manifests (pytest"
+        " --headerlock-manifest): exit 1 when some, 2 when the jobs did not run every test"
+        " green",
+    )
+    unused.add_argument("manifests", nargs="+", type=Path, metavar="MANIFEST")
+    unused.add_argument(
+        "--remove",
+        action="store_true",
+        help="remove them (only when the jobs together ran every collected test, green)",
+    )
+    unused.add_argument(
+        "--rootdir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="the checkout the manifests' paths are relative to (default: .)",
+    )
 
 
 def _review_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -161,6 +200,15 @@ def _review_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         metavar="DIR",
         help="where the recordings are (default: the headerlock_recordings ini option, else"
         " recordings)",
+    )
+    review.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="review the pending files found at any depth under DIR (CI artifacts), each"
+        " applied to the recording at its path below recordings/ in this checkout",
     )
     what = review.add_mutually_exclusive_group()
     what.add_argument(

@@ -441,7 +441,13 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "cache":
         from headerlock.testing.wire.cache.command import cache_command
 
-        return cache_command(args.paths, args.html, console.line)
+        return cache_command(_cache_paths(args), args.html, console.line)
+    if args.command == "unused":
+        from headerlock.testing.plugin.shards import unused_command
+
+        return unused_command(
+            args.manifests, root=args.rootdir, remove_them=args.remove, say=console.line
+        )
     if args.command == "review":
         from headerlock.testing.review.command import review_command
 
@@ -471,6 +477,38 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "record":
         return asyncio.run(_record(project, args.names, console, args.live))
     return asyncio.run(_replay(project, args.names, console))
+
+
+def _cache_paths(args: argparse.Namespace) -> list[Path]:
+    """``cache``'s recordings: the PATHs, then the wire recordings the manifests' tests
+    used (once each, sorted); the manifests must belong together (one CI run)."""
+    if not args.paths and not args.manifest:
+        raise ConfigError(
+            "cache needs a PATH (a wire recording or a folder) or --manifest MANIFEST",
+            key="PATH",
+        )
+    if not args.manifest:
+        return list(args.paths)
+    from headerlock.formats.strict_yaml import load_file
+    from headerlock.formats.wire_recording import is_wire_data
+    from headerlock.testing.plugin.shards import load, mismatches
+
+    manifests = load(args.manifest)
+    lines = mismatches(manifests)
+    if lines:
+        raise InputFileError(f"not merged: {lines[0]}", path=manifests[0].source)
+    named = sorted({p for m in manifests for p in (*m.used, *m.written)})
+    paths = list(args.paths)
+    for name in named:
+        path = args.rootdir / name
+        if path.is_file() and is_wire_data(load_file(path)):
+            paths.append(path)
+    if not paths:
+        raise InputFileError(
+            f"{manifests[0].source}: the manifests name no wire recording in this checkout",
+            path=manifests[0].source,
+        )
+    return paths
 
 
 def _project(args: argparse.Namespace) -> Project:

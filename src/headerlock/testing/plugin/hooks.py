@@ -76,6 +76,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a replay that mismatches writes no <name>.yaml.new pending file (and answers the"
         " mismatching request with an HTTP 400 instead of the recorded response)",
     )
+    group.addoption(
+        "--headerlock-manifest",
+        default=None,
+        metavar="PATH",
+        help="write this run's usage manifest (JSON: tests run, recordings used, written,"
+        " pending) to PATH at the end; merge CI jobs' with: headerlock unused MANIFEST...",
+    )
+    parser.addini(
+        "headerlock_manifest", "write the run's usage manifest to this path (rootdir-relative)"
+    )
     parser.addini("headerlock_record", "record mode: none, new or all", default="none")
     parser.addini(
         "headerlock_ignore",
@@ -142,6 +152,9 @@ def pytest_configure(config: pytest.Config) -> None:
     updates = Updates(config, recordings=recordings, fixtures=fixtures, update=updating(config))
     config.stash[UPDATES_KEY] = updates
     config.pluginmanager.register(updates, "headerlock-updates")
+    from headerlock.testing.plugin.manifest import install as install_manifest
+
+    install_manifest(config, updates)  # --headerlock-manifest / headerlock_manifest
     from headerlock.testing.plugin.wire_classes import CLASSES_KEY, WireClasses
 
     classes = WireClasses(config, update=updating(config))

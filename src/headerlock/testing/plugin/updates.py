@@ -148,6 +148,11 @@ class Updates:
         """The xdist worker each item's reports came from (``None``: no worker)."""
         self._module_keys: dict[Path, PurePath] = {}
 
+    @property
+    def lost_workers(self) -> list[str]:
+        """The xdist workers that went down, each with why (``gw1: crashed``)."""
+        return list(self._lost)
+
     # -- where a Python test's recording lives ---------------------------------------
 
     def python_path(self, item: pytest.Item) -> Path:

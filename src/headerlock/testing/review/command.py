@@ -9,19 +9,31 @@
   1 when one was refused (stale, partial, or failing the pin guard of its scenario's
   class), 2 for bad input (no such pending file, an invalid
   one).
+- ``--from DIR``: the pending files are the ones at any depth under ``DIR`` (collected
+  from CI artifacts), each changing the recording at its path below ``recordings/`` in
+  this checkout; accepted through the same path (a stale one is refused); the same
+  change from two jobs is reviewed once.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-from headerlock.errors import RefusedPendingError, StalePendingError
+from headerlock.errors import InputFileError, RefusedPendingError, StalePendingError
 from headerlock.formats.pending import GITIGNORE_LINE
-from headerlock.testing.review.apply import accept, read_change, reject
-from headerlock.testing.review.find import fixtures_dir, pending_files, recordings_dir, resolve
+from headerlock.testing.review.apply import Change, accept, read_change, reject
+from headerlock.testing.review.find import (
+    collected_pending,
+    fixtures_dir,
+    pending_files,
+    recordings_dir,
+    resolve,
+)
 from headerlock.testing.review.terminal import review
 
 if TYPE_CHECKING:
@@ -40,6 +52,51 @@ def _targets(args: argparse.Namespace, recordings: Path) -> list[Path]:
     return pending_files(recordings)
 
 
+class _Collected:
+    """Pending files collected under ``--from DIR``, each read as a change of the
+    checkout's recording at its path below ``recordings/``."""
+
+    def __init__(self, source: Path, recordings: Path, out: TextIO) -> None:
+        self.source = source
+        self.targets = collected_pending(source, recordings)
+        self.paths: list[Path] = []
+        seen: dict[tuple[Path, str, str], Path] = {}
+        for path in self.targets:
+            change = self.read(path)
+            key = (self.targets[path], change.pending.base, change.pending.text)
+            if key in seen:
+                print(
+                    f"{path.as_posix()}: the same change as {seen[key].as_posix()}, reviewed once",
+                    file=out,
+                )
+                continue
+            seen[key] = path
+            self.paths.append(path)
+
+    def read(self, path: Path) -> Change:
+        change = read_change(path)
+        pending = dataclasses.replace(change.pending, recording=self.targets[path])
+        return Change(pending, change.new)
+
+    def named(self, arguments: list[Path]) -> list[Path]:
+        """The collected pending files PATHs name (the ``.new`` file or its recording)."""
+        chosen = []
+        for argument in arguments:
+            found = [
+                p
+                for p in self.paths
+                if p.resolve() == argument.resolve()
+                or self.targets[p].resolve() == argument.resolve()
+            ]
+            if not found:
+                raise InputFileError(
+                    f"{argument}: no pending file for it under {self.source.as_posix()}",
+                    path=str(argument),
+                )
+            chosen += found
+        return chosen
+
+
 def _below(recordings: Path) -> str:
     """Where the pending files were looked for, for the summary lines."""
     missing = "" if recordings.exists() else " (no such directory)"
@@ -56,24 +113,31 @@ def _project(recordings: Path) -> Project:
 def review_command(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``headerlock review`` with parsed ``args``; returns the exit code."""
     recordings: Path = args.recordings if args.recordings is not None else recordings_dir()
+    collected = None if args.source is None else _Collected(args.source, recordings, out)
+    read: Callable[[Path], Change] = read_change if collected is None else collected.read
+    where = _below(recordings) if collected is None else f"under {args.source.as_posix()}"
     if not (args.list or args.accept or args.accept_all or args.reject or args.reject_all):
         if not (sys.stdin.isatty() and out.isatty()):
             print(NOT_A_TERMINAL, file=sys.stderr)
             return 2
-        paths = pending_files(recordings)
+        paths = pending_files(recordings) if collected is None else collected.paths
         if not paths:
-            print(f"no pending changes {_below(recordings)}", file=out)
+            print(f"no pending changes {where}", file=out)
             return 0
-        review(paths, sys.stdin, out, _project(recordings))
+        review(paths, sys.stdin, out, _project(recordings), read=read)
         return 0
-    paths = _targets(args, recordings)
-    changes = [read_change(path) for path in paths]  # an invalid one: bad input, nothing done
+    if collected is None:
+        paths = _targets(args, recordings)
+    else:
+        named = args.accept or args.reject
+        paths = collected.named(named) if named else collected.paths
+    changes = [read(path) for path in paths]  # an invalid one: bad input, nothing done
     if args.list:
         for change in changes:
             print(change.line(), file=out)
         noun = "change" if len(changes) == 1 else "changes"
         print(
-            f"{len(changes)} pending {noun} {_below(recordings)}"
+            f"{len(changes)} pending {noun} {where}"
             + (f" (keep them out of git: {GITIGNORE_LINE} in .gitignore)" if changes else ""),
             file=out,
         )
@@ -93,5 +157,5 @@ def review_command(args: argparse.Namespace, out: TextIO) -> int:
             continue
         print(f"accepted {change.pending.path.as_posix()} -> {written.as_posix()}", file=out)
     if not changes:
-        print(f"no pending changes {_below(recordings)}", file=out)
+        print(f"no pending changes {where}", file=out)
     return 1 if refused else 0

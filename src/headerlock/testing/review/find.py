@@ -97,6 +97,45 @@ def pending_files(recordings: Path) -> list[Path]:
     return sorted(p for p in recordings.rglob(f"*.yaml{SUFFIX}") if p.is_file())
 
 
+def collected_pending(source: Path, recordings: Path) -> dict[Path, Path]:
+    """The pending files at any depth under ``source`` (CI artifacts, per-job folders
+    included), each with the recording it changes: its path below the first folder named
+    like ``recordings`` (``job-2/recordings/tests/test_app/test_x.yaml.new`` ->
+    ``recordings/tests/test_app/test_x.yaml``), sorted by pending file. One that lies
+    below no such folder is an ``InputFileError``."""
+    if not source.is_dir():
+        raise InputFileError(f"{source}: no such directory (--from DIR)", path=str(source))
+    anchor = _anchor(recordings)
+    found: dict[Path, Path] = {}
+    for path in sorted(p for p in source.rglob(f"*.yaml{SUFFIX}") if p.is_file()):
+        parts = path.relative_to(source).parts
+        below = _below_anchor(parts, anchor)
+        if below is None:
+            raise InputFileError(
+                f"{path}: not below a {'/'.join(anchor)}/ folder, so its recording is unknown"
+                " (upload the pending files with their path from the project root)",
+                path=str(path),
+            )
+        found[path] = recordings.joinpath(*below[:-1], below[-1][: -len(SUFFIX)])
+    return found
+
+
+def _anchor(recordings: Path) -> tuple[str, ...]:
+    """The recordings directory's path as artifacts keep it (from the project root)."""
+    if recordings.is_absolute() or ".." in recordings.parts or not recordings.parts:
+        return (recordings.resolve().name,)
+    return recordings.parts
+
+
+def _below_anchor(parts: tuple[str, ...], anchor: tuple[str, ...]) -> tuple[str, ...] | None:
+    for start in range(len(parts) - len(anchor)):
+        if parts[start : start + len(anchor)] == anchor:
+            return parts[start + len(anchor) :]
+    if len(anchor) > 1:
+        return _below_anchor(parts, anchor[-1:])
+    return None
+
+
 def resolve(argument: Path) -> Path:
     """The pending file a command-line PATH names (the ``.new`` file, or its recording)."""
     path = argument if argument.name.endswith(SUFFIX) else pending_path(argument)

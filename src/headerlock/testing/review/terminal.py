@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from headerlock.errors import HeaderlockError
-from headerlock.testing.review.apply import accept, diff, read_change, reject
+from headerlock.testing.review.apply import Change, accept, diff, read_change, reject
 
 if TYPE_CHECKING:
     from headerlock.testing.scenario.project import Project
@@ -77,18 +77,29 @@ def _key(stdin: TextIO, out: TextIO) -> str:
 
 
 def review(
-    paths: Sequence[Path], stdin: TextIO, out: TextIO, project: Project | None = None
+    paths: Sequence[Path],
+    stdin: TextIO,
+    out: TextIO,
+    project: Project | None = None,
+    *,
+    read: Callable[[Path], Change] = read_change,
 ) -> Tally:
-    """Review ``paths`` one by one on a terminal (accepting runs ``project``'s guard);
-    returns the tally."""
+    """Review ``paths`` one by one on a terminal (accepting runs ``project``'s guard;
+    ``read`` reads each pending file); returns the tally."""
     with _cbreak(stdin):  # the whole time: a key typed ahead is not held for a newline
-        return _review(paths, stdin, out, project)
+        return _review(paths, stdin, out, project, read)
 
 
-def _review(paths: Sequence[Path], stdin: TextIO, out: TextIO, project: Project | None) -> Tally:
+def _review(
+    paths: Sequence[Path],
+    stdin: TextIO,
+    out: TextIO,
+    project: Project | None,
+    read: Callable[[Path], Change],
+) -> Tally:
     tally = Tally(left=len(paths))
     for index, path in enumerate(paths, 1):
-        change = read_change(path)
+        change = read(path)
         out.write(f"\n[{index}/{len(paths)}] {change.line()}\n")
         out.write(diff(change).rstrip("\n") + "\n")
         key = _key(stdin, out)

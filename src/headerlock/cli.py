@@ -1,4 +1,4 @@
-"""The ``headerlock`` command line: demo, record, replay, diff, review, cache.
+"""The ``headerlock`` command line: demo, record, replay, diff, review, cache, unused.
 
 Exit codes: 0 all good, 1 a mismatch, a failed guard or a cache finding
 (``headerlock cache``), 2 bad input (a usage
@@ -480,35 +480,14 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cache_paths(args: argparse.Namespace) -> list[Path]:
-    """``cache``'s recordings: the PATHs, then the wire recordings the manifests' tests
-    used (once each, sorted); the manifests must belong together (one CI run)."""
+    """``cache``'s recordings: the PATHs, then the wire recordings the manifests name."""
     if not args.paths and not args.manifest:
-        raise ConfigError(
-            "cache needs a PATH (a wire recording or a folder) or --manifest MANIFEST",
-            key="PATH",
-        )
+        raise ConfigError("cache needs a PATH or --manifest MANIFEST", key="PATH")
     if not args.manifest:
         return list(args.paths)
-    from headerlock.formats.strict_yaml import load_file
-    from headerlock.formats.wire_recording import is_wire_data
-    from headerlock.testing.plugin.shards import load, mismatches
+    from headerlock.testing.plugin.shards import used_wire_recordings
 
-    manifests = load(args.manifest)
-    lines = mismatches(manifests)
-    if lines:
-        raise InputFileError(f"not merged: {lines[0]}", path=manifests[0].source)
-    named = sorted({p for m in manifests for p in (*m.used, *m.written)})
-    paths = list(args.paths)
-    for name in named:
-        path = args.rootdir / name
-        if path.is_file() and is_wire_data(load_file(path)):
-            paths.append(path)
-    if not paths:
-        raise InputFileError(
-            f"{manifests[0].source}: the manifests name no wire recording in this checkout",
-            path=manifests[0].source,
-        )
-    return paths
+    return [*args.paths, *used_wire_recordings(args.manifest, root=args.rootdir)]
 
 
 def _project(args: argparse.Namespace) -> Project:

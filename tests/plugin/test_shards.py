@@ -14,7 +14,10 @@ import pytest
 
 import headerlock.testing.plugin.items  # noqa: F401  (in-process pytester runs reuse it)
 from headerlock.cli import main
+from headerlock.formats.manifest import Manifest, digest_lines, write_manifest
+from tests.model_server import ModelServer
 from tests.support import RUN_APP_CONFTEST
+from tests.wire.cache.corpus import base, planted, record
 
 INI = (
     "[pytest]\nasyncio_default_fixture_loop_scope = function\ntestpaths = tests\n"
@@ -115,9 +118,9 @@ def test_the_merge_names_only_the_orphan_and_removes_only_it(project: pytest.Pyt
 
 
 def test_xdist_workers_books_reach_the_manifest(project: pytest.Pytester) -> None:
-    result = project.runpytest(*GROUPS[0], "-n", "2", "--headerlock-manifest=m1.json")
-    result.assert_outcomes(passed=2)
-    project.runpytest(*GROUPS[1], "--headerlock-manifest=m2.json").assert_outcomes(passed=1)
+    for n, group in enumerate(GROUPS, 1):
+        result = project.runpytest(*group, "-n", "2", f"--headerlock-manifest=m{n}.json")
+        result.assert_outcomes(passed=3 - n)
     data = json.loads((project.path / "m1.json").read_text())
     assert data["selection"]["workers"] == 2
     assert sorted(data["used"]) == [f"{MODULE}/test_one.yaml", f"{MODULE}/test_two.yaml"]
@@ -153,12 +156,13 @@ def test_a_failed_test_removes_nothing_and_is_named(
 
 
 def test_a_test_run_by_two_jobs_is_reported(project: pytest.Pytester) -> None:
-    project.runpytest("--headerlock-manifest=all.json")
+    project.makeini(INI + "headerlock_manifest = ci/all.json\n")  # the ini key: rootdir-relative
+    project.runpytest("tests")
     project.runpytest(*GROUPS[1], "--headerlock-manifest=m2.json")
-    code, out = unused(project.path, "all.json", "m2.json")
+    code, out = unused(project.path, "ci/all.json", "m2.json")
     assert code == 1, out
     assert (
-        "1 test ran in more than one job: tests/test_app.py::test_three (all.json,"
+        "1 test ran in more than one job: tests/test_app.py::test_three (ci/all.json,"
         " m2.json (group 2/2))" in out
     )
 
@@ -250,3 +254,52 @@ def test_review_from_applies_a_ci_jobs_pending_file_to_a_clean_checkout(
     code = main(["review", "--from", str(tmp_path / "artifacts"), "--accept-all"], out=out)
     assert code == 1
     assert (checkout / MODULE / "test_one.yaml").read_bytes() == expected
+
+
+def test_one_cache_report_over_the_recordings_the_jobs_used(
+    model_server: ModelServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = tmp_path / "recordings" / "tests" / "test_app"
+    record(model_server, "openai.chat", base("openai.chat"), folder / "test_a.yaml")
+    moved = planted("tools-reordered", "anthropic.messages")
+    record(model_server, "anthropic.messages", moved, folder / "test_b.yaml")
+    record(model_server, "openai.chat", base("openai.chat"), folder / "test_unused.yaml")
+    (folder / "test_scenario.yaml").write_text("kind: scenario\n")  # used, not wire
+    jobs = {"m1.json": ("test_a", "test_scenario"), "m2.json": ("test_b",)}
+    for name, used in jobs.items():
+        write_manifest(tmp_path / name, job_manifest(used))
+
+    def cache(*args: str) -> tuple[int, str]:
+        out = io.StringIO()
+        code = main(["cache", *args], out=out)
+        assert capsys.readouterr().err == ""
+        return code, out.getvalue()
+
+    monkeypatch.chdir(tmp_path)
+    merged = cache("--manifest", "m1.json", "--manifest", "m2.json")
+    full = cache(f"{MODULE}/test_a.yaml", f"{MODULE}/test_b.yaml")
+    assert merged == full
+    assert merged[0] == 1 and "all: 2 recordings, 1 with findings, 1 finding" in merged[1]
+
+
+def job_manifest(used: tuple[str, ...]) -> Manifest:
+    """A job's manifest in which the tests ``used`` used their recordings."""
+    ids = [f"tests/test_app.py::{name}" for name in used]
+    return Manifest(
+        headerlock="1.0",
+        recordings="recordings",
+        fixtures="fixtures",
+        listing={"count": 0, "sha256": digest_lines([])},
+        collected=("tests/test_app.py::test_a", "tests/test_app.py::test_b"),
+        spaces=(),
+        selection={},
+        interrupted=False,
+        exitstatus=0,
+        lost_workers=(),
+        tests=dict.fromkeys(ids, "passed"),
+        used={f"{MODULE}/{name}.yaml": (nodeid,) for name, nodeid in zip(used, ids, strict=True)},
+        skipped={},
+    )

@@ -195,6 +195,31 @@ def unused_command(
     return EXIT_CANNOT_SAY if errors else EXIT_NONE
 
 
+def used_wire_recordings(paths: Sequence[Path], *, root: Path) -> list[Path]:
+    """The wire recordings (below ``root``) the tests of the manifests at ``paths`` used
+    or wrote, once each, sorted: ``headerlock cache --manifest``'s input. The manifests
+    must belong together (one CI run)."""
+    from headerlock.errors import InputFileError
+    from headerlock.formats.strict_yaml import load_file
+    from headerlock.formats.wire_recording import WIRE_MAX_BYTES, is_wire_data
+
+    manifests = load(paths)
+    lines = mismatches(manifests)
+    if lines:
+        raise InputFileError(f"not merged: {lines[0]}", path=manifests[0].source)
+    found = []
+    for name in sorted({p for m in manifests for p in (*m.used, *m.written)}):
+        path = root / name
+        if path.is_file() and is_wire_data(load_file(path, max_bytes=WIRE_MAX_BYTES)):
+            found.append(path)
+    if not found:
+        raise InputFileError(
+            f"{manifests[0].source}: the manifests name no wire recording in this checkout",
+            path=manifests[0].source,
+        )
+    return found
+
+
 def _duplicates(manifests: Sequence[Manifest], merged: Merged, say: Callable[[str], None]) -> None:
     twice = sorted(i for i, jobs in merged.ran_by.items() if len(jobs) > 1)
     if not twice:

@@ -273,9 +273,9 @@ def recordings_listing(recordings: Path) -> list[str]:
     found: list[str] = []
     for folder, subfolders, names in os.walk(recordings):
         subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-        for name in names:
-            if name.endswith(".yaml") and not name.startswith("."):
-                found.append(Path(folder, name).relative_to(recordings).as_posix())
+        below = Path(folder).relative_to(recordings).as_posix()
+        prefix = "" if below == "." else below + "/"
+        found += [prefix + n for n in names if n.endswith(".yaml") and not n.startswith(".")]
     return sorted(found)
 
 

@@ -28,7 +28,7 @@ from headerlock.formats.manifest import (
     shown_paths,
 )
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
-from headerlock.testing.plugin.unused import Outcome, find_unused, remove
+from headerlock.testing.plugin.unused import Outcome, find_unused, remove, resolver
 
 EXIT_NONE, EXIT_UNUSED, EXIT_CANNOT_SAY = 0, 1, 2
 
@@ -91,9 +91,10 @@ class Merged:
 def merge(manifests: Sequence[Manifest], root: Path) -> Merged:
     """Fold the manifests' books into one ledger (paths absolute under ``root``)."""
     merged = Merged()
+    absolute = resolver()
     for manifest in manifests:
         name = job_name(manifest)
-        merged.ledger.merge(_ledger(manifest, root))
+        merged.ledger.merge(_ledger(manifest, root, absolute))
         unfinished = 0
         for nodeid, outcome in manifest.tests.items():
             mine = merged.outcomes.setdefault(nodeid, Outcome())
@@ -121,9 +122,7 @@ def merge(manifests: Sequence[Manifest], root: Path) -> Merged:
     return merged
 
 
-def _ledger(manifest: Manifest, root: Path) -> Ledger:
-    def absolute(path: str) -> str:
-        return str((root / path).resolve())
+def _ledger(manifest: Manifest, root: Path, absolute: Callable[[Path], str]) -> Ledger:
 
     ledger = Ledger(collected=set(manifest.collected))
     for space in manifest.spaces:
@@ -132,8 +131,8 @@ def _ledger(manifest: Manifest, root: Path) -> Ledger:
         ledger.spaces[space.root] = Space(kind, space.key, items)
     for path, ids in manifest.used.items():
         for nodeid in ids:
-            ledger.claim(absolute(path), nodeid)
-    ledger.paths = {nodeid: absolute(path) for nodeid, path in manifest.skipped.items()}
+            ledger.claim(absolute(root / path), nodeid)
+    ledger.paths = {nodeid: absolute(root / path) for nodeid, path in manifest.skipped.items()}
     return ledger
 
 

@@ -18,7 +18,7 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -70,6 +70,23 @@ def looks_like_recording(path: Path) -> bool:
     return "events" in data or data.get("kind") == "wire"
 
 
+def resolver() -> Callable[[Path], str]:
+    """A function giving ``str(path.resolve())`` that resolves each folder once (for
+    this one pass: folders may change between passes), following the file itself when
+    it is a link: the same answer, far fewer system calls over thousands of files."""
+    folders: dict[str, str] = {}
+
+    def resolved(path: Path) -> str:
+        folder = os.path.abspath(path.parent)
+        real = folders.get(folder)
+        if real is None:
+            real = folders[folder] = os.path.realpath(folder)
+        full = os.path.join(real, path.name)
+        return os.path.realpath(full) if os.path.islink(full) else full
+
+    return resolved
+
+
 def find_unused(
     ledger: Ledger,
     outcomes: Mapping[str, Outcome],
@@ -81,6 +98,7 @@ def find_unused(
     """Unused recordings in the spaces this session ran whole, sorted; a space with an
     item in ``incomplete`` (run by a worker whose books were lost) is not whole."""
     claimed = set(ledger.claims)
+    resolved = resolver()
     unused: set[Path] = set()
     for space in ledger.spaces.values():
         if not space_ran_whole(space, ledger, outcomes):
@@ -94,7 +112,7 @@ def find_unused(
                 if i in ledger.paths and outcomes[i].skipped
             }
             directory = recordings / space.key
-            unused.update(p for p in _yaml_files(directory) if str(p.resolve()) not in keep)
+            unused.update(p for p in _yaml_files(directory) if resolved(p) not in keep)
         else:
             for path in _yaml_files(recordings):
                 owner = fixtures / path.name

@@ -242,9 +242,24 @@ def test_review_from_applies_a_ci_jobs_pending_file_to_a_clean_checkout(
     project.runpytest("--snapshot-update", "tests/test_app.py::test_one")
     expected = (project.path / MODULE / "test_one.yaml").read_bytes()
 
+    twin = tmp_path / "artifacts" / "job-2" / MODULE / "test_one.yaml.new"  # a test run twice
+    twin.parent.mkdir(parents=True)
+    shutil.copy(pending, twin)
     out = io.StringIO()
     monkeypatch.chdir(checkout)
-    code = main(["review", "--from", str(tmp_path / "artifacts"), "--accept-all"], out=out)
+    code = main(["review", "--from", "../artifacts", "--list"], out=out)
+    assert code == 1
+    assert out.getvalue().splitlines() == [
+        "../artifacts/job-2/recordings/tests/test_app/test_one.yaml.new: the same change as"
+        " ../artifacts/job-1/recordings/tests/test_app/test_one.yaml.new, reviewed once",
+        "../artifacts/job-1/recordings/tests/test_app/test_one.yaml.new: changes"
+        " recordings/tests/test_app/test_one.yaml (scenario, 8 events)",
+        "1 pending change under ../artifacts (keep them out of git: *.yaml.new in .gitignore)",
+    ]
+    out = io.StringIO()
+    code = main(
+        ["review", "--from", "../artifacts", "--accept", f"{MODULE}/test_one.yaml"], out=out
+    )
     assert code == 0, out.getvalue()
     assert (checkout / MODULE / "test_one.yaml").read_bytes() == expected
     assert not artifact.exists()

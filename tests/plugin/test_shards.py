@@ -15,6 +15,7 @@ import pytest
 import headerlock.testing.plugin.items  # noqa: F401  (in-process pytester runs reuse it)
 from headerlock.cli import main
 from headerlock.formats.manifest import Manifest, digest_lines, write_manifest
+from headerlock.testing.plugin.unused import resolver
 from tests.model_server import ModelServer
 from tests.support import RUN_APP_CONFTEST
 from tests.wire.cache.corpus import base, planted, record
@@ -318,3 +319,36 @@ def job_manifest(used: tuple[str, ...]) -> Manifest:
         used={f"{MODULE}/{name}.yaml": (nodeid,) for name, nodeid in zip(used, ids, strict=True)},
         skipped={},
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("headerlock", "0.0.1", "headerlock 0.0.1, not "),
+        ("recordings", "elsewhere", "recordings directory elsewhere, not recordings"),
+    ],
+)
+def test_manifests_of_another_version_or_recordings_directory_are_never_merged(
+    project: pytest.Pytester, field: str, value: str, says: str
+) -> None:
+    first, second = run_groups(project)
+    data = json.loads((project.path / second).read_text())
+    data[field] = value
+    (project.path / second).write_text(json.dumps(data))
+    code, out = unused(project.path, "--remove", first, second)
+    assert code == 2, out
+    assert f"not merged: {second} (group 2/2) does not belong with {first}: {says}" in out
+    assert (project.path / ORPHAN).exists()
+
+
+def test_the_resolver_gives_what_resolve_gives_through_links(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "tests"
+    real.mkdir(parents=True)
+    (real / "a.yaml").write_text("x")
+    (tmp_path / "elsewhere.yaml").write_text("y")
+    (real / "linked.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    (tmp_path / "recordings").symlink_to(tmp_path / "real")
+    resolved = resolver()
+    for name in ("a.yaml", "linked.yaml", "missing.yaml"):
+        path = tmp_path / "recordings" / "tests" / name
+        assert resolved(path) == str(path.resolve())

@@ -352,3 +352,23 @@ def test_the_resolver_gives_what_resolve_gives_through_links(tmp_path: Path) -> 
     for name in ("a.yaml", "linked.yaml", "missing.yaml"):
         path = tmp_path / "recordings" / "tests" / name
         assert resolved(path) == str(path.resolve())
+
+
+def test_a_split_shuffled_by_pytest_randomly_is_named(project: pytest.Pytester) -> None:
+    project.makeini(INI.replace("-p no:randomly ", ""))  # pytest-randomly on, seeds differ
+    runs = []
+    for (n, group), seed in zip(enumerate(GROUPS, 1), (1, 4), strict=True):
+        project.runpytest(*group, f"--randomly-seed={seed}", f"--headerlock-manifest=r{n}.json")
+        runs.append(set(json.loads((project.path / f"r{n}.json").read_text())["tests"]))
+    twice, never = (
+        runs[0] & runs[1],
+        {f"tests/test_app.py::test_{n}" for n in ("one", "two", "three")},
+    )
+    never -= runs[0] | runs[1]
+    assert twice and never  # the premise: these seeds shuffle the split apart
+    code, out = unused(project.path, "--remove", "r1.json", "r2.json")
+    assert code == 2, out
+    assert f"1 test ran in more than one job: {min(twice)} (r1.json (group 1/2), r2.json" in out
+    assert "the jobs ran with different pytest-randomly seeds (1, 4)" in out
+    assert f"1 collected test no job ran: {min(never)}" in out
+    assert (project.path / ORPHAN).exists()

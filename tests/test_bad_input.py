@@ -455,7 +455,7 @@ def test_a_provider_returning_the_reserved_name_records_a_balanced_error_turn(
         "pin: true\nconfig: {model: demo}\nplugins: [reserved_tool:plugin]\nsteps: [{prompt: hi}]\nmodel: []\n"
     )
     (tmp_path / "reserved_tool.py").write_text(
-        "from headerlock import ToolSchema\n\ndef plugin(ctx):\n    ctx.tools.register(ToolSchema('<unlisted-tools>'))\n"
+        "from headerlock.agent import ToolSchema\n\ndef plugin(ctx):\n    ctx.tools.register(ToolSchema('<unlisted-tools>'))\n"
     )
     import sys
 

@@ -136,7 +136,7 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
 
 CACHE: Final = CacheRules(
     provider="Anthropic",
-    docs="https://docs.claude.com/en/docs/build-with-claude/prompt-caching",
+    docs="https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
     keyed=(
         KeyedConfig("model"),
         KeyedConfig("tool_choice", code="tool-choice-changed", scope="messages"),
@@ -159,11 +159,53 @@ CACHE: Final = CacheRules(
         ("input_tokens",),
         (("cache_read_input_tokens",),),
         (("cache_creation_input_tokens",),),
+        (
+            ("diagnostics", "cache_miss_reason", "type"),
+            ("message", "diagnostics", "cache_miss_reason", "type"),
+        ),
+    ),
+    arguments="input",
+    stream_arguments="partial_json",
+    miss_reasons=(
+        ("model_changed", "config"),
+        ("tools_changed", "tools"),
+        ("system_changed", "system"),
+        ("messages_changed", "messages"),
+    ),
+    minimums_text="Anthropic caches up to a breakpoint from 1,024 tokens (Sonnet, Opus 4.x),"
+    " 2,048 (Haiku 3.x), 4,096 (Opus 4.5, Haiku 4.5); shorter is silently not cached",
+    notes=(
+        (
+            "config-changed",
+            "Anthropic: caches are per model; thinking changes invalidate the messages",
+        ),
+        (
+            "system-changed",
+            "Anthropic: a system change invalidates the system and messages (tools stay cached)",
+        ),
+        (
+            "no-breakpoint",
+            "Anthropic caches only up to a cache_control breakpoint (on a block,"
+            " or top-level cache_control: automatic caching at the last block)",
+        ),
+        ("too-many-breakpoints", "Anthropic: at most 4 cache_control breakpoints per request"),
+        (
+            "breakpoint-lookback",
+            "Anthropic: a breakpoint checks for hits at most 20 blocks before it",
+        ),
+        (
+            "tool-choice-changed",
+            "Anthropic: tool_choice changes invalidate the messages (tools and system stay cached)",
+        ),
     ),
 )
-"""Explicit ``cache_control`` breakpoints (at most 4, each looking back 20 blocks), tools
+"""Explicit ``cache_control`` breakpoints (at most 4, each looking back 20 blocks), or a
+top-level ``cache_control`` (automatic caching: a breakpoint at the last block), tools
 then system then messages; ``tool_choice`` and ``thinking`` invalidate the messages only;
-minimum 1,024 tokens (Sonnet, Opus 4.x), 2,048 (Haiku 3.x), 4,096 (Opus 4.5, Haiku 4.5)."""
+minimum 1,024 tokens (Sonnet, Opus 4.x), 2,048 (Haiku 3.x), 4,096 (Opus 4.5, Haiku 4.5);
+usage reports cache reads and writes, and with the cache-diagnosis beta
+(https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics) a
+``diagnostics.cache_miss_reason``."""
 
 
 API: Final = ModelApi(

@@ -41,11 +41,14 @@ class CacheUsage:
     ``prompt`` is the provider's prompt (input) count, ``read`` the tokens read from
     the cache (``cached_tokens``, ``cache_read_input_tokens``,
     ``cachedContentTokenCount``), ``written`` those written to it (Anthropic's
-    ``cache_creation_input_tokens``)."""
+    ``cache_creation_input_tokens``, OpenAI's ``cache_write_tokens``); ``miss_reason``
+    the provider's own diagnosis of a miss (Anthropic's ``cache_miss_reason`` type,
+    when its cache-diagnosis beta was on)."""
 
     prompt: int | None
     read: int | None
     written: int | None
+    miss_reason: str | None = None
 
 
 UsageReader = Callable[[Sequence[Any]], CacheUsage | None]
@@ -65,10 +68,12 @@ def usage_reader(
     prompt: Sequence[str],
     read: Sequence[Sequence[str]],
     written: Sequence[Sequence[str]] = (),
+    miss_reason: Sequence[Sequence[str]] = (),
 ) -> UsageReader:
     """A reader looking for a usage mapping at each of ``containers`` (key paths) in each
     object, the last one holding a figure winning (a stream's last chunk): ``prompt``,
-    the first of ``read`` and of ``written`` paths present inside it."""
+    the first of ``read`` and of ``written`` paths present inside it; ``miss_reason``
+    paths are read from the object itself (a text value)."""
 
     def figure(found: Mapping[str, Any], paths: Sequence[Sequence[str]]) -> int | None:
         for path in paths:
@@ -79,7 +84,12 @@ def usage_reader(
 
     def reader(objects: Sequence[Any]) -> CacheUsage | None:
         seen: dict[str, int] = {}
+        reason: str | None = None
         for item in objects:
+            for path in miss_reason:
+                found_reason = _at(item, path)
+                if isinstance(found_reason, str):
+                    reason = found_reason
             for container in containers:
                 found = _at(item, container)
                 if not isinstance(found, Mapping):
@@ -88,9 +98,9 @@ def usage_reader(
                     value = figure(found, paths)
                     if value is not None:
                         seen[name] = value
-        if not seen:
+        if not seen and reason is None:
             return None
-        return CacheUsage(seen.get("prompt"), seen.get("read"), seen.get("written"))
+        return CacheUsage(seen.get("prompt"), seen.get("read"), seen.get("written"), reason)
 
     return reader
 
@@ -124,6 +134,23 @@ class CacheRules:
     server_side: tuple[str, ...] = ()
     """Config keys that, when set, mean the history is kept server side."""
     usage_of: UsageReader = no_usage
+    arguments: str = ""
+    """The key of a tool call's arguments in the API's JSON (``arguments``: a string the
+    model emitted; ``input``/``args``: an object); empty: none carried."""
+    stream_arguments: str = ""
+    """The key of a stream event's arguments fragment that carries no tool name (Anthropic's
+    ``partial_json``: the arguments text the model emitted, in pieces)."""
+    miss_reasons: tuple[tuple[str, str], ...] = ()
+    """The provider's recorded miss reasons and the segment each names (checked against
+    the finding)."""
+    minimums_text: str = ""
+    """The provider's minimum cacheable prompt in words (the ``prefix-too-short`` rule)."""
+    notes: tuple[tuple[str, str], ...] = ()
+    """``(finding code, this provider's rule for it)``: the rule shown beside a finding."""
+
+    def note(self, code: str) -> str | None:
+        """This provider's rule behind ``code`` (``None``: the common rule holds)."""
+        return dict(self.notes).get(code)
 
     def minimum(self, model: str) -> int:
         """The minimum cacheable prompt of ``model``, in tokens."""

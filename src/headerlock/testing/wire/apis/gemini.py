@@ -165,6 +165,9 @@ CACHE: Final = CacheRules(
         ("promptTokenCount",),
         (("cachedContentTokenCount",), ("cached_content_token_count",)),
     ),
+    arguments="args",
+    minimums_text="Gemini caches implicitly from 1,024 tokens (Flash), 4,096 (Pro)",
+    notes=(("config-changed", "Gemini: caches are per model; cachedContent names the cache"),),
 )
 """Implicit caching of an exact prefix from 1,024 tokens (Flash) or 4,096 (Pro); the model
 is the one in the URL path (``model_of``)."""

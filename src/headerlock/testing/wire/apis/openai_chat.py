@@ -150,15 +150,31 @@ CACHE: Final = CacheRules(
         KeyedConfig("model"),
         KeyedConfig("response_format"),  # structured outputs: the schema is in the prefix
         KeyedConfig("prompt_cache_key"),  # routes the request to a cache
+        KeyedConfig("prompt_cache_retention"),  # in_memory or 24h: another cache
     ),
     default_minimum=1024,
     step=128,
     usage_of=usage_reader(
-        (("usage",),), ("prompt_tokens",), (("prompt_tokens_details", "cached_tokens"),)
+        (("usage",),),
+        ("prompt_tokens",),
+        (("prompt_tokens_details", "cached_tokens"),),
+        (("prompt_tokens_details", "cache_write_tokens"),),
+    ),
+    arguments="arguments",
+    minimums_text="OpenAI caches prompts from 1,024 tokens, hits growing in 128-token steps",
+    notes=(
+        (
+            "config-changed",
+            "OpenAI: the model, the response_format schema, prompt_cache_key"
+            " (routes the request to a cache) and prompt_cache_retention (in_memory or 24h)"
+            " key the cache",
+        ),
     ),
 )
 """Automatic from 1,024 tokens, hits in 128-token steps, an exact prefix with the
-tools (in order) and the structured-output schema."""
+tools (in order) and the structured-output schema; ``prompt_cache_key`` and
+``prompt_cache_retention`` key it; usage reports ``cached_tokens`` (and cache writes)
+(https://platform.openai.com/docs/guides/prompt-caching, 2026)."""
 
 
 API: Final = ModelApi(

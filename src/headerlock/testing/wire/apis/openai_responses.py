@@ -189,7 +189,12 @@ def last_tool_result(request: Mapping[str, Any]) -> str | None:
 CACHE: Final = CacheRules(
     provider=CHAT_CACHE.provider,
     docs=CHAT_CACHE.docs,
-    keyed=(KeyedConfig("model"), KeyedConfig("text"), KeyedConfig("prompt_cache_key")),
+    keyed=(
+        KeyedConfig("model"),
+        KeyedConfig("text"),
+        KeyedConfig("prompt_cache_key"),
+        KeyedConfig("prompt_cache_retention"),
+    ),
     default_minimum=CHAT_CACHE.default_minimum,
     step=CHAT_CACHE.step,
     server_side=("previous_response_id", "conversation"),
@@ -198,6 +203,15 @@ CACHE: Final = CacheRules(
         ("input_tokens",),
         (("input_tokens_details", "cached_tokens"),),
         (("input_tokens_details", "cache_write_tokens"),),
+    ),
+    arguments=CHAT_CACHE.arguments,
+    minimums_text=CHAT_CACHE.minimums_text,
+    notes=(
+        (
+            "config-changed",
+            "OpenAI: the model, the text.format schema, prompt_cache_key and"
+            " prompt_cache_retention (in_memory or 24h) key the cache",
+        ),
     ),
 )
 """OpenAI's rules (as chat completions); ``text`` holds the structured-output format, and

@@ -1,6 +1,7 @@
 """The length and breakpoint rules: what a provider would read from its cache, and the
 findings no byte comparison shows (too many breakpoints, a breakpoint beyond the
-lookback, a prefix that never reaches the model's minimum).
+lookback, a prefix that never reaches the model's minimum, a request that marks no
+breakpoint where the API caches only at breakpoints).
 
 Blocks are counted as an explicit cache counts them: each tool, each system block,
 each content block of a message (a string content is one). A breakpoint's *end* is
@@ -62,7 +63,7 @@ def too_many(prefix: Prefix) -> CacheFinding | None:
 
 
 def lookback(prev: Prefix, cur: Prefix, shared: int) -> CacheFinding | None:
-    """The previous request's last breakpoint, intact in ``cur``, that no breakpoint of
+    """The continued request's last breakpoint, intact in ``cur``, that no breakpoint of
     ``cur`` finds: none lies within ``lookback`` blocks after it."""
     rules = model_api(cur.api).cache
     if not rules.breakpoints:
@@ -83,32 +84,12 @@ def lookback(prev: Prefix, cur: Prefix, shared: int) -> CacheFinding | None:
     item = nearest.item
     segment = item.segment if item is not None else "config"
     detail = (
-        f"the previous request's last breakpoint is block {last.position}, this request's"
+        f"the continued request's last breakpoint is block {last.position}, this request's"
         f" nearest after it block {nearest.position}: {distance} blocks on, beyond the"
         f" {rules.lookback}-block lookback, so the cache written there is not found"
     )
     index = item.index if item is not None and segment != "system" else None
     return CacheFinding(cur.number, cur.api, codes.BREAKPOINT_LOOKBACK, segment, detail, index)
-
-
-def predicted(prev: Prefix | None, cur: Prefix, shared: int) -> int:
-    """The tokens the provider would read from its cache for ``cur`` (estimated): the
-    previous request's longest cached prefix that ``cur`` shares and finds."""
-    if prev is None:
-        return 0
-    rules = model_api(cur.api).cache
-    if not rules.breakpoints:
-        return rules.implicit_hit(estimate_tokens(shared), cur.model)
-    least = rules.minimum(cur.model)
-    now = breakpoints(cur)
-    best = 0
-    for mark in breakpoints(prev):
-        tokens = estimate_tokens(mark.end)
-        if mark.end > shared or tokens < least:
-            continue
-        if any(mark.position <= b.position <= mark.position + rules.lookback for b in now):
-            best = max(best, tokens)
-    return best
 
 
 def cacheable(prefix: Prefix) -> int:
@@ -120,10 +101,29 @@ def cacheable(prefix: Prefix) -> int:
     return estimate_tokens(marks[-1].end) if marks else 0
 
 
+def no_breakpoint(prefix: Prefix) -> CacheFinding | None:
+    """A request above its model's minimum that marks no breakpoint (no block one, no
+    top-level one), on an API that caches only at breakpoints: it writes nothing."""
+    rules = model_api(prefix.api).cache
+    if not rules.breakpoints or prefix.unseen or breakpoints(prefix):
+        return None
+    tokens = estimate_tokens(prefix.size)
+    least = rules.minimum(prefix.model)
+    if tokens < least:
+        return None
+    detail = (
+        f"~{tokens:,} tokens and no {rules.marker} breakpoint: {rules.provider} writes"
+        f" nothing to its cache ({prefix.model} caches from {least:,} tokens up to a"
+        f" breakpoint; mark the last block, or set a top-level {rules.marker})"
+    )
+    return CacheFinding(prefix.number, prefix.api, codes.NO_BREAKPOINT, "config", detail)
+
+
 def too_short(session: Sequence[Prefix]) -> CacheFinding | None:
-    """A session of two or more requests whose cacheable prefix never reaches the model's
-    minimum: nothing is ever cached (named at its first request that asks to cache).
-    Not judged when a segment is unseen (its length is unknown)."""
+    """A lineage of two or more requests whose cacheable prefix never reaches the model's
+    minimum: nothing is ever cached (named at its first request that asks to cache),
+    worded with the rules of its own API and model. Not judged when a segment is unseen
+    (its length is unknown)."""
     if len(session) < 2 or any(p.unseen for p in session):
         return None
     rules = model_api(session[0].api).cache
@@ -136,8 +136,9 @@ def too_short(session: Sequence[Prefix]) -> CacheFinding | None:
     longest = max(cacheable(p) for p in asking)
     where = "up to its last breakpoint" if rules.breakpoints else "in all"
     detail = (
-        f"at most ~{longest:,} tokens {where} in {len(session)} requests; {first.model}"
-        f" caches from {rules.minimum(first.model):,}"
+        f"at most ~{longest:,} tokens {where} in the {len(session)} requests of this"
+        f" conversation; {rules.provider} caches {first.model} from"
+        f" {rules.minimum(first.model):,}"
     )
     marks = breakpoints(first)
     held = marks[-1].item if marks else None

@@ -25,8 +25,7 @@ from headerlock.formats.wire_recording import (
     wire_recording_from_data,
 )
 from headerlock.testing.wire.apis import NAMES
-from headerlock.testing.wire.cache.prefix import from_entry
-from headerlock.testing.wire.cache.report import CacheReport, build_report
+from headerlock.testing.wire.cache.report import CacheReport, build_report, entry_prefixes
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
@@ -70,8 +69,7 @@ def recordings(paths: Sequence[Path]) -> list[tuple[Path, WireRecording]]:
 
 def report_of(path: Path, recording: WireRecording) -> CacheReport:
     """The cache report of one loaded recording, named by its path."""
-    prefixes = [from_entry(n, e) for n, e in enumerate(recording.requests, 1)]
-    return build_report(path.as_posix(), recording.pinned, prefixes)
+    return build_report(path.as_posix(), recording.pinned, entry_prefixes(recording))
 
 
 def cache_command(paths: Sequence[Path], html: Path | None, say: Callable[[str], None]) -> int:

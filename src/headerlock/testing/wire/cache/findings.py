@@ -1,16 +1,95 @@
-"""The cache report's finding codes: what each means, which provider rule it applies,
-and the finding itself.
+"""The cache report's finding codes as one registry: each ``CacheRule`` says its code,
+what it means, the provider rule behind it, the APIs it applies to and which check
+finds it; and the finding itself.
 
-A code is stable (tests, ``allow=`` lists and CI logs name it). ``CODES`` lists them
-in the order the README's table does; ``MEANINGS`` says each in a line and ``RULES``
-the provider rule behind it (each API's ``CacheRules.docs`` is the provider's page; the
-HTML report shows both beside a finding).
+A code is stable (tests, ``allow=`` lists and CI logs name it). ``RULES`` lists them in
+the order the README's table does. A provider's own wording of a rule is data of its
+API (``CacheRules.notes``, ``CacheRules.minimums_text``), so a finding is explained with
+the rules of its own API only (``CacheRule.explain``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
+
+from headerlock.testing.wire.apis.cache_rules import CacheRules
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRule:
+    """One finding code: ``meaning`` in a line, the common provider ``rule`` behind it,
+    ``check`` the part of the report that finds it, and ``breakpoints_only`` whether it
+    applies only to APIs that cache at explicit breakpoints (else to every API)."""
+
+    code: str
+    meaning: str
+    rule: str
+    check: str
+    breakpoints_only: bool = False
+
+    def applies(self, rules: CacheRules) -> bool:
+        """Whether an API with ``rules`` can have this finding."""
+        return rules.breakpoints or not self.breakpoints_only
+
+    def explain(self, rules: CacheRules) -> str:
+        """The provider rule, in the words of the API's own provider where it has them."""
+        if self.code == PREFIX_TOO_SHORT and rules.minimums_text:
+            return rules.minimums_text
+        return rules.note(self.code) or self.rule
+
+
+_PREFIX = "the prefix diff of a request against the request it continues (breaks.step)"
+_TOOLS = (
+    "every provider caches an exact prefix; tools render first, in order, and a change"
+    " in them invalidates everything after"
+)
+
+RULES: Final = (
+    CacheRule("tools-reordered", "the same tools as the request it continues, in another"
+              " order", _TOOLS, _PREFIX),
+    CacheRule("tool-added", "a tool the request it continues did not have", _TOOLS, _PREFIX),
+    CacheRule("tool-removed", "a tool of the request it continues is gone", _TOOLS, _PREFIX),
+    CacheRule("tool-changed", "a tool's name, description or schema changed", _TOOLS, _PREFIX),
+    CacheRule("schema-key-order", "a tool's JSON has the same data in other bytes (key"
+              " order, spacing)", "the cache keys on bytes, not on parsed JSON: a schema"
+              " serialized with its keys in another order is another prefix", _PREFIX),
+    CacheRule("system-changed", "the system prompt changed", "an exact prefix: the system"
+              " renders after the tools, so a change invalidates it and the messages",
+              _PREFIX),
+    CacheRule("volatile-content", "a date, time, UUID, long hex id or counter in the prefix"
+              " differs from the continued request's (the matched text is shown)",
+              "an exact prefix: a value that changes every request breaks it there", _PREFIX),
+    CacheRule("config-changed", "the model or a config key that keys the cache changed"
+              " inside one conversation (a new conversation on another model is no finding)",
+              "caches are per model and per cache-keying config", _PREFIX),
+    CacheRule("tool-choice-changed", "tool_choice changed", "tool_choice changes invalidate"
+              " the messages", _PREFIX),
+    CacheRule("history-rewritten", "an earlier message changed or was dropped, or a tool"
+              " call's arguments were sent back in other bytes than the model emitted",
+              "an exact prefix: only appending keeps the earlier messages cached, and the"
+              " provider renders a sent-back tool call from the bytes sent",
+              _PREFIX + "; the sent assistant turn against the recorded response (arguments)"),
+    CacheRule("prefix-too-short", "no request of the conversation reaches the model's"
+              " minimum cacheable prompt: nothing is ever cached", "each provider has a"
+              " minimum cacheable prompt per model", "the lineage's longest cacheable"
+              " prefix against the model's minimum (breakpoints.too_short)"),
+    CacheRule("no-breakpoint", "a request above the minimum marks no cache breakpoint, on an"
+              " API that caches only at breakpoints: nothing is written", "explicit caches"
+              " cache only up to a breakpoint", "breakpoints.no_breakpoint",
+              breakpoints_only=True),
+    CacheRule("too-many-breakpoints", "more breakpoints in one request than the provider"
+              " allows", "at most a few breakpoints count per request",
+              "breakpoints.too_many", breakpoints_only=True),
+    CacheRule("breakpoint-lookback", "no breakpoint close enough after the continued"
+              " request's last one: the cache it wrote is never found", "a breakpoint"
+              " finds an earlier write only a few blocks before it", "breakpoints.lookback",
+              breakpoints_only=True),
+)  # fmt: skip
+
+BY_CODE: Final = {rule.code: rule for rule in RULES}
+CODES: Final = tuple(rule.code for rule in RULES)
+MEANINGS: Final = {rule.code: rule.meaning for rule in RULES}
 
 TOOLS_REORDERED: Final = "tools-reordered"
 TOOL_ADDED: Final = "tool-added"
@@ -23,82 +102,22 @@ CONFIG_CHANGED: Final = "config-changed"
 TOOL_CHOICE_CHANGED: Final = "tool-choice-changed"
 HISTORY_REWRITTEN: Final = "history-rewritten"
 PREFIX_TOO_SHORT: Final = "prefix-too-short"
+NO_BREAKPOINT: Final = "no-breakpoint"
 TOO_MANY_BREAKPOINTS: Final = "too-many-breakpoints"
 BREAKPOINT_LOOKBACK: Final = "breakpoint-lookback"
-
-CODES: Final = (
-    TOOLS_REORDERED,
-    TOOL_ADDED,
-    TOOL_REMOVED,
-    TOOL_CHANGED,
-    SCHEMA_KEY_ORDER,
-    SYSTEM_CHANGED,
-    VOLATILE_CONTENT,
-    CONFIG_CHANGED,
-    TOOL_CHOICE_CHANGED,
-    HISTORY_REWRITTEN,
-    PREFIX_TOO_SHORT,
-    TOO_MANY_BREAKPOINTS,
-    BREAKPOINT_LOOKBACK,
-)
-
-MEANINGS: Final = {
-    TOOLS_REORDERED: "the same tools as the previous request, in another order",
-    TOOL_ADDED: "a tool the previous request did not have",
-    TOOL_REMOVED: "a tool of the previous request is gone",
-    TOOL_CHANGED: "a tool's name, description or schema changed",
-    SCHEMA_KEY_ORDER: "a tool's JSON has the same data in other bytes (key order, spacing)",
-    SYSTEM_CHANGED: "the system prompt changed",
-    VOLATILE_CONTENT: "a date, time, UUID, long hex id or counter in the prefix differs"
-    " from the previous request's (the matched text is shown)",
-    CONFIG_CHANGED: "a config key that keys the cache, other than the model, changed on the"
-    " same model (the structured output format, thinking, prompt_cache_key, cachedContent);"
-    " another model is another session, which starts cold",
-    TOOL_CHOICE_CHANGED: "tool_choice changed",
-    HISTORY_REWRITTEN: "an earlier message changed or was dropped instead of only new ones"
-    " being appended",
-    PREFIX_TOO_SHORT: "the cacheable prefix never reaches the model's minimum in the whole"
-    " session: no request is cached",
-    TOO_MANY_BREAKPOINTS: "more than 4 cache_control breakpoints in one request",
-    BREAKPOINT_LOOKBACK: "no breakpoint within 20 blocks after the previous request's last"
-    " one: the cache it wrote is never found",
-}
-
-RULES: Final = {
-    TOOLS_REORDERED: "every provider caches an exact prefix; tools render first (Anthropic:"
-    " tools, system, messages; OpenAI: tools are part of the prefix, order included)",
-    TOOL_ADDED: "as tools-reordered: a change in the tools invalidates all that follows",
-    TOOL_REMOVED: "as tools-reordered",
-    TOOL_CHANGED: "as tools-reordered",
-    SCHEMA_KEY_ORDER: "the cache keys on bytes, not on parsed JSON: a schema serialized with"
-    " its keys in another order is another prefix",
-    SYSTEM_CHANGED: "Anthropic: system changes invalidate system and messages; OpenAI and"
-    " Gemini: an exact prefix",
-    VOLATILE_CONTENT: "an exact prefix: a value that changes every request breaks it there",
-    CONFIG_CHANGED: "caches are per model (every provider), so each model has its own"
-    " session; OpenAI: the response_format schema is in the prefix and prompt_cache_key"
-    " routes it; Anthropic: thinking changes invalidate the messages; Gemini:"
-    " cachedContent",
-    TOOL_CHOICE_CHANGED: "Anthropic: tool_choice changes invalidate the messages (tools and"
-    " system stay cached)",
-    HISTORY_REWRITTEN: "an exact prefix: only appending keeps the earlier messages cached",
-    PREFIX_TOO_SHORT: "Anthropic: 1,024 tokens (Sonnet, Opus 4.x), 2,048 (Haiku 3.x), 4,096"
-    " (Opus 4.5, Haiku 4.5) up to a breakpoint, else silently not cached; OpenAI: 1,024"
-    " tokens, then 128-token steps; Gemini: 1,024 (Flash), 4,096 (Pro)",
-    TOO_MANY_BREAKPOINTS: "Anthropic: at most 4 cache_control breakpoints per request",
-    BREAKPOINT_LOOKBACK: "Anthropic: a breakpoint checks for hits at most 20 blocks before it",
-}
 
 
 @dataclass(frozen=True, slots=True)
 class CacheFinding:
     """One cache problem of a recorded session.
 
-    ``number`` is the 1-based request; ``segment`` is ``tools``, ``system``,
-    ``messages`` or ``config``; ``index`` the 0-based tool or message index (``tool``
-    its name); ``offset`` the byte of the rendered prefix where it breaks (``None``
-    when not a byte break); ``before``/``after`` the snippets of the previous and this
-    request there; ``detail`` the cause in words (the matched text of volatile content).
+    ``number`` is the 1-based request (the recording's order); ``segment`` is ``tools``,
+    ``system``, ``messages`` or ``config``; ``index`` the 0-based tool or message index
+    (``tool`` its name, or the tool call's); ``offset`` the byte of the rendered prefix
+    where it breaks (``None`` when not a byte break); ``before``/``after`` the snippets
+    of the continued request and this one there; ``detail`` the cause in words;
+    ``provider`` the recorded ``cache_miss_reason`` checked against it (``None``: none
+    recorded).
     """
 
     number: int
@@ -111,6 +130,7 @@ class CacheFinding:
     offset: int | None = None
     before: str | None = None
     after: str | None = None
+    provider: str | None = None
 
     @property
     def where(self) -> str:
@@ -121,4 +141,5 @@ class CacheFinding:
     def line(self) -> str:
         """One readable line: request, place, byte, code and cause."""
         at = "" if self.offset is None else f" byte {self.offset}"
-        return f"request {self.number} {self.where}{at}: {self.code}: {self.detail}"
+        said = "" if self.provider is None else f" [{self.provider}]"
+        return f"request {self.number} {self.where}{at}: {self.code}: {self.detail}{said}"

@@ -25,6 +25,7 @@ from headerlock.formats.wire_recording import WireEntry
 from headerlock.formats.wire_response import WireResponse
 from headerlock.testing.wire.apis import ModelApi, model_api
 from headerlock.testing.wire.apis.cache_rules import CacheUsage
+from headerlock.testing.wire.cache.turns import Turn, response_turn
 from headerlock.testing.wire.run import WireRequest
 from headerlock.testing.wire.spans import array_elements, object_members, value_end
 
@@ -72,6 +73,8 @@ class Prefix:
     server_history: bool = False
     top_marks: int = 0
     usage: CacheUsage | None = None
+    turn: Turn | None = None
+    """The assistant turn its recorded response carries (``None``: none recorded)."""
 
     @property
     def size(self) -> int:
@@ -229,8 +232,11 @@ class _Builder:
         return 1 if self.marker is not None and self.marker in config else 0
 
 
-def from_request(request: WireRequest, usage: CacheUsage | None = None) -> Prefix:
-    """The prefix of a request as sent (every segment seen)."""
+def from_request(
+    request: WireRequest, response: WireResponse | None = None, number: int | None = None
+) -> Prefix:
+    """The prefix of a request as sent (every segment seen); ``response`` its recorded
+    answer, ``number`` its number in the recording (default: the run's)."""
     api = model_api(request.api)
     build = _Builder(api)
     body = request.body
@@ -255,7 +261,7 @@ def from_request(request: WireRequest, usage: CacheUsage | None = None) -> Prefi
     data = json.loads(body)
     model = api.model_of(request.path, data)
     return Prefix(
-        request.number,
+        request.number if number is None else number,
         request.api,
         model,
         api.cache.keyed_config(split.config, model),
@@ -264,12 +270,14 @@ def from_request(request: WireRequest, usage: CacheUsage | None = None) -> Prefi
         (),
         api.cache.server_history(split.config),
         build.top_marks(split.config),
-        usage,
+        usage_of(api, response),
+        response_turn(api.cache, response),
     )
 
 
 def from_entry(number: int, entry: WireEntry) -> Prefix:
-    """The prefix of a recorded request: what the recording keeps of it."""
+    """The prefix of a recorded request: what the recording keeps of it. The one place
+    the report reads an entry's header (a header kept elsewhere resolves here)."""
     api = model_api(entry.api)
     build = _Builder(api)
     unseen: tuple[str, ...] = ()
@@ -298,6 +306,7 @@ def from_entry(number: int, entry: WireEntry) -> Prefix:
         api.cache.server_history(entry.config),
         build.top_marks(entry.config),
         usage_of(api, entry.response),
+        response_turn(api.cache, entry.response),
     )
 
 

@@ -1,122 +1,70 @@
-"""The cache report of one recorded session: per request, its cacheable prefix, what it
-shares with the previous request, what the provider would read from its cache, and
-every cache problem found.
+"""The cache report of one recorded session: per request, the request it continues, its
+cacheable prefix, what it shares with that request, what the provider would read from
+its cache, and every cache problem found.
 
 ``cache_report(source)`` takes a ``WireRun`` (the bytes sent in this run: every
 segment seen), a ``WireRecording`` or the path of one (a pinned recording keeps the
 tools and system bytes; an unpinned one only the tool names, so the report names
-those segments as unseen and analyses the rest). A *session* is the requests of one
-model API on one model (providers cache per model; for Gemini the model is the URL
-path's), in the order the lock keeps them (each task's requests together). Each request
-is compared with the previous one of its session (``breaks.step``): the first request on
-a model starts its session cold, no finding, and a request back on an earlier model is
-compared with that model's last request. The breakpoint and length rules follow
-(``breakpoints``). ``assert_cache_stable`` raises
-``CacheBreakError`` listing what ``allow`` does not.
+those segments as unseen and analyses the rest). Requests are numbered as the
+recording numbers them: a run's requests are matched to its recording's entries by
+content, so a record run reports the numbers of the recording it writes, and the
+recorded usage lands on the request that received it.
 
-Deterministic: the report is a pure function of the bytes (no clock, no set order,
-no hash), and linear in the session's size.
+The report simulates the provider's cache (``simulate``): each request reads the
+longest prefix it shares with any earlier request of its API, model and cache-keying
+config (where the API caches at breakpoints, only what an earlier request wrote). Its
+*lineage* is the request it continues (its messages extend that one's); a break is
+where it reads less than that request should have given it: the prefix diff against it
+(``breaks.step``) names the segment, byte and code, a model switch inside a lineage
+included (``config-changed``). A request that continues nothing starts its own lineage,
+cold or warm (a sibling agent wrote the same tools and system first): no finding. The
+tool calls it sends back are compared with the recorded response that made them
+(``turns``): other bytes are a ``history-rewritten``. The breakpoint and length rules
+follow (``breakpoints``). ``assert_cache_stable`` raises ``CacheBreakError`` listing
+what ``allow`` does not.
+
+Deterministic: the report is a pure function of the bytes (no clock, no set order, no
+hash seed), and its time per request does not grow with the recording (a prefix index).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from headerlock.errors import CacheBreakError, ConfigError
-from headerlock.formats.wire_recording import WireRecording, load_wire_recording
-from headerlock.testing.wire.apis import NAMES
-from headerlock.testing.wire.apis.cache_rules import CacheUsage
-from headerlock.testing.wire.cache import breakpoints as rules
+from headerlock.formats.wire_recording import WireEntry, WireRecording, load_wire_recording
+from headerlock.runtime.canonical import canonical_json
+from headerlock.testing.wire.apis import NAMES, model_api
+from headerlock.testing.wire.cache import breakpoints as rules, findings as codes
 from headerlock.testing.wire.cache.breaks import step
 from headerlock.testing.wire.cache.findings import CODES, CacheFinding
-from headerlock.testing.wire.cache.prefix import Prefix, estimate_tokens, from_entry, from_request
-from headerlock.testing.wire.run import WireRun
+from headerlock.testing.wire.cache.model import ReportData, RequestCache
+from headerlock.testing.wire.cache.prefix import Prefix, from_entry, from_request
+from headerlock.testing.wire.cache.simulate import Continues, Lineages, PrefixIndex
+from headerlock.testing.wire.cache.text import break_message, report_lines
+from headerlock.testing.wire.cache.turns import reserialized
+from headerlock.testing.wire.compare import snippet
+from headerlock.testing.wire.conversations import RunRequest
+from headerlock.testing.wire.run import WireRequest, WireRun
 
 Source = WireRun | WireRecording | str | os.PathLike[str]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestCache:
-    """One request of the report.
+class CacheReport(ReportData):
+    """The report of one source (``ReportData``), readable as text."""
 
-    ``session`` is its session's 1-based number (one per API and model), ``previous``
-    the number of the request it is compared with, the previous one of its session
-    (``None``: the first, cold); ``prefix_bytes`` the size of its rendered prefix (the
-    segments seen), ``shared_bytes`` the part it shares with ``previous``, byte for byte;
-    ``predicted`` the tokens the provider's rules would read from its cache (estimated),
-    ``actual`` what the recorded response says it read and wrote (``None``: nothing
-    recorded); ``findings`` its problems, the first break first.
-    """
-
-    number: int
-    api: str
-    model: str
-    session: int
-    prefix_bytes: int
-    shared_bytes: int
-    predicted: int
-    actual: CacheUsage | None
-    findings: tuple[CacheFinding, ...]
-    previous: int | None = None
-
-    @property
-    def prefix_tokens(self) -> int:
-        """Estimated tokens of the prefix (``ceil(bytes / 4)``)."""
-        return estimate_tokens(self.prefix_bytes)
-
-    @property
-    def resent_tokens(self) -> int:
-        """Estimated tokens the provider processes again (the prefix minus its predicted hit)."""
-        return max(0, self.prefix_tokens - self.predicted)
-
-    @property
-    def shared_percent(self) -> int:
-        """The shared part of the prefix, in whole percent (rounded down)."""
-        return self.shared_bytes * 100 // self.prefix_bytes if self.prefix_bytes else 0
-
-    @property
-    def first(self) -> CacheFinding | None:
-        """The first finding (the break, when the prefix broke)."""
-        return self.findings[0] if self.findings else None
-
-
-@dataclass(frozen=True, slots=True)
-class CacheReport:
-    """The report of one source: its requests in order, and what it could not see.
-
-    ``name`` names the source (its path, or ``run``); ``pinned`` is ``None`` for a
-    run (its bytes are all seen); ``unseen`` lists the segments the source does not
-    keep, with why in ``unseen_why``.
-    """
-
-    name: str
-    pinned: bool | None
-    requests: tuple[RequestCache, ...]
-    unseen: tuple[str, ...] = ()
-    unseen_why: str = ""
-
-    @property
-    def findings(self) -> tuple[CacheFinding, ...]:
-        """Every finding, request by request."""
-        return tuple(f for r in self.requests for f in r.findings)
-
-    @property
-    def stable(self) -> bool:
-        """Whether nothing was found."""
-        return not self.findings
+    __slots__ = ()
 
     @property
     def sessions(self) -> int:
-        """How many sessions the source holds."""
-        return max((r.session for r in self.requests), default=0)
+        """How many conversations the source holds (``lineages``)."""
+        return self.lineages
 
     def lines(self) -> list[str]:
         """The readable report (``text.report_lines``)."""
-        from headerlock.testing.wire.cache.text import report_lines
-
         return report_lines(self)
 
     def to_text(self) -> str:
@@ -124,90 +72,160 @@ class CacheReport:
         return "\n".join(self.lines()) + "\n"
 
 
+def entry_prefixes(recording: WireRecording) -> list[Prefix]:
+    """The prefix of each entry of a recording, numbered in its order (``from_entry``:
+    the one place an entry's header is read)."""
+    return [from_entry(n, e) for n, e in enumerate(recording.requests, 1)]
+
+
 def _prefixes(source: Source) -> tuple[str, bool | None, list[Prefix]]:
     if isinstance(source, WireRun):
-        usage = _run_usage(source)
-        prefixes = [from_request(r, usage[n]) for n, r in enumerate(source.requests)]
         name = source.path.as_posix() if source.path is not None else "run"
-        return name, None, prefixes
+        return name, None, run_prefixes(source)
     if isinstance(source, WireRecording):
         recording, name = source, "recording"
     else:
         path = Path(source)
         recording, name = load_wire_recording(path, apis=NAMES), path.as_posix()
-    prefixes = [from_entry(n, e) for n, e in enumerate(recording.requests, 1)]
-    return name, recording.pinned, prefixes
+    return name, recording.pinned, entry_prefixes(recording)
 
 
-def _run_usage(run: WireRun) -> list[CacheUsage | None]:
-    """The usage of each request of a run, from its recording when it has the same
-    requests (a recorded or replayed run), else none."""
-    blank: list[CacheUsage | None] = [None] * len(run.requests)
+def _key(data: dict[str, object]) -> str:
+    return canonical_json({"api": data.get("api"), "messages": data.get("messages")})
+
+
+def _matched(run: WireRun) -> list[WireEntry | None]:
+    """Each run request's recording entry, by content (the same api and messages, ids
+    numbered within each); identical ones in order. All ``None`` when the run has no
+    recording or some request has no entry."""
+    blank: list[WireEntry | None] = [None] * len(run.requests)
     recording = run.recording
-    if recording is None or len(recording.requests) != len(run.requests):
+    if recording is None:
         return blank
-    pairs = zip(run.requests, recording.requests, strict=True)
-    if any(r.api != e.api or r.path != e.path for r, e in pairs):
-        return blank
-    return [from_entry(n, e).usage for n, e in enumerate(recording.requests, 1)]
+    queues: dict[str, list[int]] = {}
+    for index, entry in enumerate(recording.requests):
+        queues.setdefault(_key(entry.request_data()), []).append(index)
+    found: list[WireEntry | None] = []
+    for request in run.requests:
+        queue = queues.get(_key(RunRequest(request).request_data()))
+        if not queue:
+            return blank
+        found.append(recording.requests[queue.pop(0)])
+    return found
 
 
-def _sessions(prefixes: Sequence[Prefix]) -> dict[int, int]:
-    """Each request's 1-based session number: one per api and model (providers cache per
-    model), numbered by first request."""
-    numbers: dict[tuple[str, str], int] = {}
-    return {p.number: numbers.setdefault((p.api, p.model), len(numbers) + 1) for p in prefixes}
+def run_prefixes(run: WireRun) -> list[Prefix]:
+    """The prefixes of a run's requests (every byte seen), numbered and ordered as its
+    recording numbers them, each with its recorded response where the recording has it."""
+    entries = _matched(run)
+    recording = run.recording
+    if recording is None or any(e is None for e in entries):
+        return [from_request(r) for r in run.requests]
+    position = {id(e): n for n, e in enumerate(recording.requests, 1)}
+    pairs: list[tuple[int, WireRequest, WireEntry]] = [
+        (position[id(e)], r, e) for r, e in zip(run.requests, entries, strict=True) if e
+    ]
+    pairs.sort(key=lambda p: p[0])
+    return [from_request(r, e.response, number) for number, r, e in pairs]
+
+
+def _arguments(prefix: Prefix, parent: Prefix, continued: Continues) -> CacheFinding | None:
+    """A tool call of the turn ``prefix`` sends back after ``parent``'s messages, in other
+    bytes than ``parent``'s recorded response emitted it."""
+    if parent.turn is None or continued.sent is None:
+        return None
+    found = reserialized(parent.turn, continued.sent)
+    if found is None:
+        return None
+    _, call, how = found
+    index = continued.kept
+    start = sum(len(i.raw) for i in prefix.items if i.segment != "messages")
+    start += sum(len(i.raw) for i in prefix.segment("messages")[:index])
+    detail = (
+        f"tool call {call.name}: the arguments are sent back as {how}; keep the string the"
+        " model emitted"
+    )
+    item = prefix.segment("messages")[index]
+    return CacheFinding(
+        prefix.number, prefix.api, codes.HISTORY_REWRITTEN, "messages", detail, index,
+        call.name, start, None, snippet(item.raw, 0),
+    )  # fmt: skip
+
+
+def _diagnosed(prefix: Prefix, found: list[CacheFinding]) -> list[CacheFinding]:
+    """The findings with the provider's recorded ``cache_miss_reason`` checked against the
+    first (agrees when it names the same segment)."""
+    reason = None if prefix.usage is None else prefix.usage.miss_reason
+    if reason is None or not found:
+        return found
+    segment = dict(model_api(prefix.api).cache.miss_reasons).get(reason)
+    verdict = "agrees" if segment == found[0].segment else f"names the {segment or reason}"
+    said = f"recorded cache_miss_reason {reason}: {verdict}"
+    return [replace(found[0], provider=said), *found[1:]]
 
 
 def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> CacheReport:
-    """The report of ``prefixes`` (in the source's order)."""
-    session_of = _sessions(prefixes)
-    last: dict[int, Prefix] = {}
+    """The report of ``prefixes`` (in the recording's order)."""
+    lineages, index = Lineages(), PrefixIndex()
+    lineage_of: dict[int, int] = {}
     members: dict[int, list[Prefix]] = {}
-    found: dict[int, list[CacheFinding]] = {p.number: [] for p in prefixes}
-    measured: dict[int, tuple[int, int]] = {}
-    previous: dict[int, int | None] = {}
+    by_number = {p.number: p for p in prefixes}
+    rows: list[RequestCache] = []
     for prefix in prefixes:
-        session = session_of[prefix.number]
-        prev = last.get(session)
+        continued = lineages.of(prefix)
+        read = index.read(prefix)
+        found: list[CacheFinding] = []
         shared = 0
-        if prev is not None:
-            moved = step(prev, prefix)
+        parent = by_number.get(continued.parent) if continued.parent is not None else None
+        if parent is not None:
+            moved = step(parent, prefix)
             shared = moved.shared
             if moved.found is not None:
-                found[prefix.number].append(moved.found)
-            late = rules.lookback(prev, prefix, shared)
+                found.append(moved.found)
+            elif not continued.forked:
+                args = _arguments(prefix, parent, continued)
+                if args is not None:
+                    found.append(args)
+            late = rules.lookback(parent, prefix, shared)
             if late is not None:
-                found[prefix.number].append(late)
-        many = rules.too_many(prefix)
-        if many is not None:
-            found[prefix.number].append(many)
-        measured[prefix.number] = (shared, rules.predicted(prev, prefix, shared))
-        previous[prefix.number] = None if prev is None else prev.number
-        last[session] = prefix
-        members.setdefault(session, []).append(prefix)
-    for session in sorted(members):
-        short = rules.too_short(members[session])
-        if short is not None:
-            found[short.number].append(short)
-    requests = tuple(
-        RequestCache(
-            p.number,
-            p.api,
-            p.model,
-            session_of[p.number],
-            p.size,
-            measured[p.number][0],
-            measured[p.number][1],
-            p.usage,
-            tuple(found[p.number]),
-            previous[p.number],
+                found.append(late)
+            lineage = lineage_of[parent.number]
+        else:
+            lineage = len(members) + 1
+        for check in (rules.too_many, rules.no_breakpoint):
+            extra = check(prefix)
+            if extra is not None:
+                found.append(extra)
+        lineage_of[prefix.number] = lineage
+        members.setdefault(lineage, []).append(prefix)
+        warm = read.source if parent is None and read.predicted else None
+        rows.append(
+            RequestCache(
+                prefix.number,
+                prefix.api,
+                prefix.model,
+                lineage,
+                prefix.size,
+                shared,
+                read.predicted,
+                prefix.usage,
+                tuple(_diagnosed(prefix, found)),
+                continued.parent,
+                warm,
+            )
         )
-        for p in prefixes
-    )
+        lineages.add(prefix)
+        index.add(prefix)
+    short = [rules.too_short(members[n]) for n in sorted(members)]
+    extra_by = {f.number: f for f in short if f is not None}
+    requests = tuple(_with(r, extra_by[r.number]) if r.number in extra_by else r for r in rows)
     unseen = next((p.unseen for p in prefixes if p.unseen), ())
     why = "an unpinned recording keeps only the tool names" if unseen else ""
     return CacheReport(name, pinned, requests, unseen, why)
+
+
+def _with(row: RequestCache, finding: CacheFinding) -> RequestCache:
+    return replace(row, findings=(*row.findings, finding))
 
 
 def cache_report(source: Source) -> CacheReport:
@@ -238,8 +256,6 @@ def assert_cache_stable(source: Source, allow: Iterable[str] = ()) -> CacheRepor
     report = cache_report(source)
     left = [f for f in report.findings if f.code not in allowed]
     if left:
-        from headerlock.testing.wire.cache.text import break_message
-
         raise CacheBreakError(
             break_message(report, left),
             path=report.name,

@@ -1,31 +1,32 @@
-"""The cache report as text: a line per request, a ``total`` line, then each finding
+"""The cache report as text: a line per request (with the request it continues), a
+``total`` line, the agreement of predicted and recorded cache reads, then each finding
 with the before/after bytes where it breaks.
 
 ::
 
-    cache report: recordings/agent.yaml (pinned; 3 requests; 1 session)
+    cache report: recordings/agent.yaml (pinned; 3 requests; 1 conversation)
       request  shared  prefix tok  re-sent tok  predicted  actual  written  first finding
-            1      0%       1,310        1,310          0       0        -  -
-            2     97%       1,352          200      1,152   1,152        -  -
-            3      0%       1,360        1,360          0       0        -  system-changed system
+            1      0%     1,310      1,310        0      0      -  -  (new, cold)
+            2     97%     1,352        200    1,152  1,152      -  -  (continues request 1)
+            3      0%     1,360      1,360        0      0      -  system-changed system
+                                                                    (continues request 2)
       total: 3 requests, 64% of the prefix shared, 2,870 of 4,022 est. tokens re-sent,
         1,152 tokens cached (recorded), 1 finding
+      agreement: predicted 1,152 vs recorded 1,152 cached tokens on 3 requests (ratio 1.00)
 
-Numbers are estimated tokens (``ceil(bytes / 4)``) except ``actual`` and ``written``,
-the cache read and the cache write the recorded response reports (``-``: it says
-none; the ``total`` line is one line, wrapped here). With more than one session (one
-per API and model) a ``session`` line heads each run of a session's requests.
+Requests are numbered as the recording numbers them (``headerlock review`` and a replay
+failure use the same numbers). Numbers are estimated tokens (``ceil(bytes / 4)``) except
+``actual`` and ``written``, the cache read and write the recorded response reports
+(``-``: it says none). ``shared`` is what the request shares with the one it continues.
+(Columns narrowed and the last line wrapped here.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from headerlock.testing.wire.cache.findings import CacheFinding
-
-if TYPE_CHECKING:
-    from headerlock.testing.wire.cache.report import CacheReport, RequestCache
+from headerlock.testing.wire.cache.model import ReportData, RequestCache
 
 HEAD = "  request  shared  prefix tok  re-sent tok  predicted  actual  written  first finding"
 
@@ -40,7 +41,7 @@ def _figure(value: int | None) -> str:
 
 def request_line(request: RequestCache) -> str:
     """One request: shared %, prefix, re-sent, predicted and actual cached tokens, the
-    tokens the response says were written to the cache, and its first finding."""
+    tokens the response says were written to the cache, its first finding and lineage."""
     first = request.first
     cause = "-" if first is None else f"{first.code} {first.where}"
     usage = request.actual
@@ -49,22 +50,11 @@ def request_line(request: RequestCache) -> str:
     return (
         f"  {request.number:>7}  {request.shared_percent:>5}%  {request.prefix_tokens:>10,}"
         f"  {request.resent_tokens:>11,}  {request.predicted:>9,}  {read:>6}  {written:>7}"
-        f"  {cause}"
+        f"  {cause}  ({request.how})"
     )
 
 
-def session_line(request: RequestCache) -> str:
-    """The head of a run of ``request``'s session (one per API and model): a new session
-    starts cold; one coming back is compared with its last request."""
-    how = (
-        "new: starts cold"
-        if request.previous is None
-        else f"continued: compared with request {request.previous}"
-    )
-    return f"  session {request.session}: {request.api}, {request.model} ({how})"
-
-
-def total_line(report: CacheReport) -> str:
+def total_line(report: ReportData) -> str:
     """``total: N requests, P% of the prefix shared, R of T est. tokens re-sent, F findings``
     (and the recorded cache reads and writes, where the responses say them)."""
     requests = report.requests
@@ -88,6 +78,18 @@ def total_line(report: CacheReport) -> str:
     )
 
 
+def agreement_line(report: ReportData) -> str | None:
+    """Predicted vs recorded cached tokens and their ratio (``None``: no usage recorded)."""
+    agreement = report.agreement
+    if agreement is None:
+        return None
+    ratio = "-" if agreement.ratio is None else f"{agreement.ratio:.2f}"
+    return (
+        f"  agreement: predicted {agreement.predicted:,} vs recorded {agreement.recorded:,}"
+        f" cached tokens on {_count(agreement.requests, 'request')} with usage (ratio {ratio})"
+    )
+
+
 def finding_lines(finding: CacheFinding, indent: str = "    ") -> list[str]:
     """A finding's line, then its before/after snippets."""
     lines = [f"{indent}{finding.line()}"]
@@ -98,12 +100,12 @@ def finding_lines(finding: CacheFinding, indent: str = "    ") -> list[str]:
     return lines
 
 
-def report_lines(report: CacheReport) -> list[str]:
+def report_lines(report: ReportData) -> list[str]:
     """The whole report, one string per line."""
     pinned = {None: "sent in this run", True: "pinned", False: "unpinned"}[report.pinned]
     lines = [
         f"cache report: {report.name} ({pinned}; {_count(len(report.requests), 'request')};"
-        f" {_count(report.sessions, 'session')})"
+        f" {_count(report.lineages, 'conversation')})"
     ]
     if report.unseen:
         lines.append(
@@ -111,13 +113,11 @@ def report_lines(report: CacheReport) -> list[str]:
             " them); the rest is analysed"
         )
     lines.append(HEAD)
-    session = 0
-    for request in report.requests:
-        if report.sessions > 1 and request.session != session:
-            session = request.session
-            lines.append(session_line(request))
-        lines.append(request_line(request))
+    lines += [request_line(request) for request in report.requests]
     lines.append(total_line(report))
+    agreement = agreement_line(report)
+    if agreement is not None:
+        lines.append(agreement)
     if report.findings:
         lines.append("  findings:")
         for finding in report.findings:
@@ -125,7 +125,7 @@ def report_lines(report: CacheReport) -> list[str]:
     return lines
 
 
-def break_message(report: CacheReport, findings: Sequence[CacheFinding]) -> str:
+def break_message(report: ReportData, findings: Sequence[CacheFinding]) -> str:
     """The message of ``assert_cache_stable``'s error."""
     noun = _count(len(findings), "cache finding")
     lines = [f"{noun} in {report.name}:"]

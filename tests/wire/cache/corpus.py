@@ -73,6 +73,8 @@ class Req:
     """Anthropic: breakpoints on the first ``tool_marks`` tools."""
     blocks: int = 1
     """Text blocks of the newest user message."""
+    system_mark: bool = True
+    """Anthropic: a breakpoint on the system (none anywhere: ``no-breakpoint``)."""
 
 
 def base(api: str) -> list[Req]:
@@ -146,6 +148,9 @@ def planted(code: str, api: str) -> list[Req]:
         last = reqs[2]
     elif code == "too-many-breakpoints":
         last = replace(last, tool_marks=3, mark_last=True)
+    elif code == "no-breakpoint":
+        reqs = [replace(r, system_mark=False) for r in reqs]
+        last = reqs[2]
     elif code == "breakpoint-lookback":
         reqs = [replace(r, mark_last=True) for r in reqs]
         last = replace(reqs[2], blocks=24)
@@ -154,7 +159,12 @@ def planted(code: str, api: str) -> list[Req]:
     return [reqs[0], reqs[1], last]
 
 
-ANTHROPIC_ONLY = ("tool-choice-changed", "too-many-breakpoints", "breakpoint-lookback")
+ANTHROPIC_ONLY = (
+    "tool-choice-changed",
+    "no-breakpoint",
+    "too-many-breakpoints",
+    "breakpoint-lookback",
+)
 """Codes of explicit breakpoints and of Anthropic's documented tool_choice rule. Every other
 code applies on every API: the google-genai SDK too sends ``parameters_json_schema`` in
 the dict's own key order, so ``schema-key-order`` is planted on Gemini as well."""
@@ -171,6 +181,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "tool-choice-changed": (3, "config"),
     "history-rewritten": (3, "messages"),
     "prefix-too-short": (1, "messages"),
+    "no-breakpoint": (1, "config"),
     "too-many-breakpoints": (3, "messages"),
     "breakpoint-lookback": (3, "messages"),
 }
@@ -228,7 +239,9 @@ def _anthropic(server: ModelServer) -> Callable[[Req], None]:
         tools: Any = [{"name": n, "description": d, "input_schema": s} for n, d, s in req.tools]
         for tool in tools[: req.tool_marks]:
             tool["cache_control"] = mark
-        system: Any = [{"type": "text", "text": req.system, "cache_control": mark}]
+        system: Any = [{"type": "text", "text": req.system}]
+        if req.system_mark:
+            system[0]["cache_control"] = mark
         extra = {"max_tokens": 256, **req.extra}
         client.messages.create(
             model=req.model, system=system, messages=messages, tools=tools, **extra

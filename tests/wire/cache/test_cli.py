@@ -47,7 +47,7 @@ def test_exit_0_for_a_stable_recording_and_1_for_a_break(
     lines = out.splitlines()
     assert (
         lines[0]
-        == f"cache report: {(sessions / 'a_stable.yaml').as_posix()} (pinned; 3 requests; 1 session)"
+        == f"cache report: {(sessions / 'a_stable.yaml').as_posix()} (pinned; 3 requests; 1 conversation)"
     )
     assert [line.split()[0] for line in lines[2:5]] == ["1", "2", "3"]
     assert lines[5].startswith("  total: 3 requests, ") and lines[5].endswith(", 0 findings")
@@ -125,7 +125,7 @@ class Page(HTMLParser):
         self.tags.append(tag)
         if tag == "tr" and "data-request" in given:
             self.rows.append(given)
-        if tag == "span" and given.get("class") in ("reused", "resent"):
+        if tag == "span" and given.get("class") in ("reused", "shared", "resent"):
             self.bars.append(f"{given['class']} {given.get('style', '')}")
         if tag == "div" and given.get("class") == "finding":
             self.codes.append(given["data-code"])
@@ -162,12 +162,13 @@ def test_the_html_page_is_self_contained_and_explains_itself(
     assert len(parsed.rows) == 6 and parsed.codes == ["tools-reordered"]
     assert [r["data-request"] for r in parsed.rows] == ["1", "2", "3"] * 2
     assert parsed.rows[4]["class"] == "request" and parsed.rows[5]["class"] == "request broken"
-    assert len(parsed.bars) == 12 and parsed.bars[0] == "reused width:0.00%"
+    assert len(parsed.bars) == 18 and parsed.bars[0] == "reused width:0.00%"
     words = " ".join(parsed.text)
-    assert "shared with the previous request" in words and "sent anew" in words
+    assert "read from the cache (recorded, else predicted)" in words and "sent anew" in words
     legend = " ".join(parsed.legend)
-    assert "^ marks the first byte that differs from the previous request" in legend
-    assert "what the provider could read from its cache, not what it did read" in words
+    assert "^ marks the first byte that differs from the request it continues" in legend
+    assert "continues request 1" in words and "continues request 2" in words
+    assert " as " not in words.split("why:")[1].split("(source")[0]  # its own rule
     again = tmp_path / "again.html"
     cli(capsys, str(sessions), "--html", str(again))
     assert again.read_bytes() == page.read_bytes()

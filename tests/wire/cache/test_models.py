@@ -1,6 +1,7 @@
-"""Sessions are per model: a request is compared with the previous request on the same
-model of its API, since providers cache per model. Another model starts its own session,
-cold, with no finding; coming back to a model reads what its earlier request left."""
+"""Lineages, not sessions: a request is compared with the request it continues (its
+messages extend that one's). A model switch inside a conversation is ``config-changed``
+naming both models; a new conversation on another model starts its own lineage, cold,
+with no finding; a new conversation on the same tools and system starts warm."""
 
 from __future__ import annotations
 
@@ -11,39 +12,70 @@ import pytest
 
 from headerlock import wire
 from tests.model_server import ModelServer
-from tests.wire.cache.corpus import base, record
+from tests.wire.cache.corpus import APIS, Req, base, record
 
-OTHER = {"openai.chat": "gpt-4o-mini", "gemini.generate": "gemini-2.0-flash"}
+OTHER = {
+    "openai.chat": "gpt-4o-mini",
+    "openai.responses": "gpt-4o-mini",
+    "anthropic.messages": "claude-opus-4-1",
+    "gemini.generate": "gemini-2.0-flash",
+}
 
 
-@pytest.mark.parametrize("api", sorted(OTHER))
-def test_each_model_is_its_own_session(model_server: ModelServer, tmp_path: Path, api: str) -> None:
+@pytest.mark.parametrize("api", APIS)
+def test_a_model_switch_inside_a_conversation_is_config_changed(
+    model_server: ModelServer, tmp_path: Path, api: str
+) -> None:
     first, second, third = base(api)
-    reqs = [first, replace(second, model=OTHER[api]), third]  # models A, B, A
+    reqs = [first, second, replace(third, model=OTHER[api])]
+    path = tmp_path / "switch.yaml"
+    run = record(model_server, api, reqs, path)
+    for report in (wire.cache_report(run), wire.cache_report(path)):
+        text = report.to_text()
+        assert [(f.number, f.segment, f.code) for f in report.findings] == [
+            (3, "config", "config-changed")
+        ], text
+        assert f'model "{first.model}" -> "{OTHER[api]}"' in report.findings[0].detail
+        assert [r.continues for r in report.requests] == [None, 1, 2]
+        assert report.requests[2].predicted == 0, text  # another model: nothing to read
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_new_conversation_on_another_model_is_no_finding(
+    model_server: ModelServer, tmp_path: Path, api: str
+) -> None:
+    first, second, _ = base(api)
+    other = Req(turn=1, model=OTHER[api], system=first.system + " ")  # another agent
+    reqs = [first, second, other]
     path = tmp_path / "models.yaml"
     run = record(model_server, api, reqs, path)
     for report in (wire.cache_report(run), wire.cache_report(path)):
         text = report.to_text()
         assert report.findings == (), text
-        requests = report.requests
-        assert [r.model for r in requests] == [first.model, OTHER[api], first.model]
-        assert [r.session for r in requests] == [1, 2, 1] and report.sessions == 2
-        assert [r.previous for r in requests] == [None, None, 1]
-        assert (requests[1].shared_bytes, requests[1].predicted) == (0, 0), text  # cold
-        # request 3 only appends to request 1: all of it is shared, and read from the cache
-        assert requests[2].shared_bytes == requests[0].prefix_bytes, text
-        assert requests[2].predicted > 1024, text
-        assert f"  session 2: {api}, {OTHER[api]} (new: starts cold)\n" in text
-        assert f"  session 1: {api}, {first.model} (continued: compared with request 1)\n" in text
+        assert [r.lineage for r in report.requests] == [1, 1, 2]
+        assert [r.continues for r in report.requests] == [None, 1, None]
+        assert "(continues request 1)" in text and "(new, cold)" in text
+
+
+def test_a_sibling_on_the_same_tools_and_system_starts_warm(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    first, second, _ = base("openai.chat")
+    sibling = replace(first, system=first.system)  # the same tools and system
+    reqs = [first, second, replace(sibling, turn=1)]
+    report = wire.cache_report(record(model_server, "openai.chat", reqs, tmp_path / "w.yaml"))
+    assert report.findings == ()
+    assert [r.continues for r in report.requests] == [None, 1, None]
+    assert report.requests[2].warm_from == 1 and report.requests[2].predicted > 1024
+    assert "(new, warm from request 1 (same tools and system))" in report.to_text()
 
 
 def test_a_keyed_config_change_on_the_same_model_still_breaks(
     model_server: ModelServer, tmp_path: Path
 ) -> None:
     reqs = base("openai.chat")
-    reqs[2] = replace(reqs[2], extra={"response_format": {"type": "json_object"}})
+    reqs[2] = replace(reqs[2], extra={"prompt_cache_key": "agent-b"})
     report = wire.cache_report(record(model_server, "openai.chat", reqs, tmp_path / "s.yaml"))
     assert [f.line() for f in report.findings] == [
-        'request 3 config: config-changed: response_format null -> {"type": "json_object"}'
+        'request 3 config: config-changed: prompt_cache_key null -> "agent-b"'
     ]
-    assert [r.session for r in report.requests] == [1, 1, 1]

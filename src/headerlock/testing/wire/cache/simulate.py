@@ -1,8 +1,9 @@
 """The provider's cache, simulated over a recording: who continues whom, and what each
 request could read.
 
-``Lineages`` finds the request a request continues: the latest earlier request of its
-API whose messages are the longest prefix of its own (preferring the one whose recorded
+``Lineages`` finds the request a request continues: none when it sends no assistant
+turn back (a conversation starts there, whatever another agent asked before), else the
+latest earlier request of its API whose messages are the longest prefix of its own (preferring the one whose recorded
 response is the assistant turn it sends next). When that turn is not the recorded
 answer and a later request already went on from there, the request forked the
 conversation: it continues that later request (and the prefix diff names the rewritten
@@ -92,8 +93,10 @@ class Lineages:
 
     def of(self, prefix: Prefix) -> Continues:
         """The request ``prefix`` continues."""
-        chain = self._chain(prefix)
         items = _messages(prefix)
+        if not any(is_assistant(item.data) for item in items):
+            return Continues(None)  # no answer sent back: a conversation starts here
+        chain = self._chain(prefix)
         for kept in range(len(chain) - 1, 0, -1):
             found = self.ending.get(chain[kept])
             if found:

@@ -1,8 +1,10 @@
 """``pytest --headerlock-cache[=fail]`` (ini ``headerlock_cache``): the cache report of
 every ``headerlock_wire`` test.
 
-When a wire test's function returns, its session is reported from the bytes it sent
-(its ``WireRun``: every segment seen, pinned or not). The report travels on the
+When a wire test's function returns and its lock has closed (this hook wraps the one
+that closes it), its session is reported from the bytes it sent (its ``WireRun``: every
+segment seen, pinned or not), numbered as the recording it read or wrote numbers them,
+with each recorded response's usage on the request that received it. The report travels on the
 test's ``user_properties`` (so xdist workers hand it to the controller) and the
 terminal summary prints it, one section per test. ``fail`` also fails a test whose
 session has a finding, with a ``CacheBreakError`` listing them (a failed test
@@ -45,7 +47,7 @@ class CacheWatch:
         self.fail = fail
         self.sections: list[tuple[str, str, bool]] = []
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after the lock has closed
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
         __tracebackhide__ = True
         result = yield

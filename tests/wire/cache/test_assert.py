@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 
@@ -198,3 +199,49 @@ def test_recorded_cache_writes_are_shown_beside_the_reads(
     assert ", 3,134 tokens cached, 1,628 written (recorded)," in lines[5]
     page = html_page([report])
     assert "recorded cache read 1,547, written 40<" in page
+
+
+def diagnosed_answer(reason: str | None) -> Any:
+    data: dict[str, Any] = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 20, "output_tokens": 1, "cache_read_input_tokens": 0,
+                  "cache_creation_input_tokens": 0},
+    }  # fmt: skip
+    if reason is not None:
+        data["diagnostics"] = {"cache_miss_reason": {"type": reason}}
+    return json_answer(data)
+
+
+def test_automatic_caching_is_a_breakpoint_and_a_miss_reason_is_checked(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    """Anthropic's top-level ``cache_control`` caches at the last block (no
+    ``no-breakpoint``, reads predicted); a recorded ``cache_miss_reason`` is shown beside
+    the finding and checked against its segment."""
+    model_server.route(
+        "*/messages",
+        diagnosed_answer(None), diagnosed_answer(None), diagnosed_answer("tools_changed"),
+    )  # fmt: skip
+    client = anthropic.Anthropic(base_url=model_server.origin, api_key=KEY, max_retries=0)
+    path = tmp_path / "auto.yaml"
+    tools: Any = [{"name": n, "description": d, "input_schema": s} for n, d, s in TOOLS]
+    messages: list[Any] = []
+    with wire.lock(path, mode="record", pin=True):
+        for turn in (1, 2, 3):
+            messages.append({"role": "user", "content": f"Question {turn}?"})
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=64, system=LONG, messages=messages,
+                tools=tools if turn < 3 else tools[::-1],
+                extra_body={"cache_control": {"type": "ephemeral"}},
+            )  # fmt: skip
+            messages.append({"role": "assistant", "content": "ok"})
+    report = wire.cache_report(path)
+    assert [f.code for f in report.findings] == ["tools-reordered"], report.to_text()
+    assert report.requests[1].predicted == report.requests[0].prefix_tokens
+    finding = report.findings[0]
+    assert finding.provider == "recorded cache_miss_reason tools_changed: agrees"
+    assert "[recorded cache_miss_reason tools_changed: agrees]" in report.to_text()
+    assert report.requests[2].actual is not None
+    assert report.requests[2].actual.miss_reason == "tools_changed"

@@ -1,0 +1,132 @@
+"""Argument re-serialization: a tool call's arguments sent back in other bytes than the
+model emitted them (key order, spacing, number formatting) is ``history-rewritten`` at
+the request that first sends the turn back, naming the call, on the APIs that carry
+arguments as text (OpenAI chat, responses) or as objects (Anthropic); sending back what
+the model emitted is no finding. Recorded through the real SDKs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from headerlock import wire
+from tests.model_server import ModelServer
+from tests.wire.cache.corpus import KEY, LONG
+
+CALL = {"tool_calls": [{"name": "search", "arguments": {"query": "cache", "limit": 2}}]}
+SCRIPT = [CALL, {"text": "found it"}]
+TOOL = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
+
+
+def reordered(raw: str) -> str:
+    """The same data, keys reversed and spaced differently (what a parse-and-dump does)."""
+    return json.dumps(dict(reversed(list(json.loads(raw).items()))), indent=1)
+
+
+def chat(server: ModelServer, rewrite: bool, stream: bool) -> None:
+    client = openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
+    tools: Any = [{"type": "function", "function": {"name": "search", "parameters": TOOL}}]
+    messages: list[Any] = [
+        {"role": "system", "content": LONG},
+        {"role": "user", "content": "Find the cache notes."},
+    ]
+    if stream:
+        calls: dict[int, dict[str, str]] = {}
+        for chunk in client.chat.completions.create(
+            model="gpt-4o", messages=messages, tools=tools, stream=True
+        ):
+            for delta in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
+                got = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+                got["id"] += delta.id or ""
+                got["name"] += (delta.function.name or "") if delta.function else ""
+                got["arguments"] += (delta.function.arguments or "") if delta.function else ""
+        call_id, name, raw = calls[0]["id"], calls[0]["name"], calls[0]["arguments"]
+    else:
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+        made = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
+        call_id, name, raw = made.id, made.function.name, made.function.arguments  # type: ignore[union-attr]
+    sent = reordered(raw) if rewrite else raw
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": sent}}
+        ]},
+        {"role": "tool", "tool_call_id": call_id, "content": "notes/cache.md"},
+    ]  # fmt: skip
+    client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+
+
+def responses(server: ModelServer, rewrite: bool, stream: bool) -> None:
+    client = openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
+    tools: Any = [{"type": "function", "name": "search", "parameters": TOOL}]
+    given: list[Any] = [{"role": "user", "content": "Find the cache notes."}]
+    reply = client.responses.create(model="gpt-4o", instructions=LONG, input=given, tools=tools)
+    made = next(item for item in reply.output if item.type == "function_call")
+    sent = reordered(made.arguments) if rewrite else made.arguments  # type: ignore[union-attr]
+    given += [
+        {"type": "function_call", "call_id": made.call_id, "name": made.name,  # type: ignore[union-attr]
+         "arguments": sent},
+        {"type": "function_call_output", "call_id": made.call_id, "output": "notes/cache.md"},  # type: ignore[union-attr]
+    ]  # fmt: skip
+    client.responses.create(model="gpt-4o", instructions=LONG, input=given, tools=tools)
+
+
+def claude(server: ModelServer, rewrite: bool, stream: bool) -> None:
+    client = anthropic.Anthropic(base_url=server.origin, api_key=KEY, max_retries=0)
+    tools: Any = [{"name": "search", "input_schema": TOOL}]
+    system: Any = [{"type": "text", "text": LONG, "cache_control": {"type": "ephemeral"}}]
+    messages: list[Any] = [{"role": "user", "content": "Find the cache notes."}]
+    reply = client.messages.create(
+        model="claude-sonnet-4-5", max_tokens=256, system=system, messages=messages, tools=tools
+    )
+    use = next(block for block in reply.content if block.type == "tool_use")
+    given = dict(use.input)  # type: ignore[union-attr]
+    if rewrite:  # a number re-formatted on the way back: 2 -> 2.0
+        given["limit"] = float(given["limit"])
+    messages += [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": use.id, "name": use.name, "input": given}  # type: ignore[union-attr]
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": use.id, "content": "notes/cache.md"}  # type: ignore[union-attr]
+        ]},
+    ]  # fmt: skip
+    client.messages.create(
+        model="claude-sonnet-4-5", max_tokens=256, system=system, messages=messages, tools=tools
+    )
+
+
+AGENTS: dict[str, Callable[[ModelServer, bool, bool], None]] = {
+    "chat": lambda s, r, _: chat(s, r, stream=False),
+    "chat-stream": lambda s, r, _: chat(s, r, stream=True),
+    "responses": responses,
+    "anthropic": claude,
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_arguments_sent_back_in_other_bytes_are_history_rewritten(
+    model_server: ModelServer, tmp_path: Path, name: str
+) -> None:
+    for rewrite in (False, True):
+        model_server.reset()
+        model_server.script(SCRIPT)
+        path = tmp_path / f"{name}-{rewrite}.yaml"
+        with wire.lock(path, mode="record", pin=True) as run:
+            AGENTS[name](model_server, rewrite, False)
+        for report in (wire.cache_report(run), wire.cache_report(path)):
+            text = report.to_text()
+            found = [(f.number, f.segment, f.code, f.tool) for f in report.findings]
+            if not rewrite:
+                assert found == [], text
+                continue
+            assert found == [(2, "messages", "history-rewritten", "search")], text
+            detail = report.findings[0].detail
+            assert detail.startswith("tool call search: the arguments are sent back as the"
+                                     " same data in other bytes: "), detail
+            assert report.requests[1].continues == 1

@@ -2,8 +2,11 @@
 rounds), and promptcachelint on the same corpus sessions, side by side.
 
 (a) A session of ``n`` requests of one agent (the same tools and long system, one new
-question each: every request the same size), reported from its ``WireRun``; the
-figure is the time per request at 1,000 over the time at 10. (b) The planted-break
+question each: every request the same size, each a new lineage that reads what the
+first wrote), and (a') ``n`` requests as conversations of five turns each (every
+request continues the one before it: lineage look-ups), reported from its ``WireRun``;
+the figure is the time per request at 1,000 over the time at 10 (the prefix index keeps
+it flat: no request is compared with every earlier one). (b) The planted-break
 corpus of ``tests/wire/cache`` recorded through the real SDKs against the loopback
 model server; each session is handed to ``promptcachelint.analyze`` (explicit session,
 fixed timestamps: no TTL finding) and to ``headerlock.wire.cache_report``, and the
@@ -58,6 +61,28 @@ def session(n: int) -> WireRun:
     return run
 
 
+TURNS = 5
+
+
+def conversations(n: int) -> WireRun:
+    """A run of ``n`` chat requests in conversations of ``TURNS`` turns (constant size)."""
+    api = model_api("openai.chat")
+    tools = [_tool(k) for k in range(12)]
+    run = WireRun(None, "record", pinned=True)
+    for number in range(1, n + 1):
+        talk, turn = divmod(number - 1, TURNS)
+        messages: list[Any] = [{"role": "system", "content": SYSTEM}]
+        for k in range(turn + 1):
+            if k:
+                messages.append({"role": "assistant", "content": f"Answer {talk:05d}.{k}."})
+            messages.append({"role": "user", "content": f"Question {talk:05d}.{k}: and then?"})
+        body = json.dumps(
+            {"model": "gpt-4o", "messages": messages, "tools": tools}, separators=(",", ":")
+        ).encode()
+        run.requests.append(WireRequest.of(number, "/v1/chat/completions", api.split(body), body))
+    return run
+
+
 def _per_request(run: WireRun) -> float:
     started = time.perf_counter()
     report = cache_report(run)
@@ -66,14 +91,14 @@ def _per_request(run: WireRun) -> float:
     return elapsed / len(run.requests)
 
 
-def flat(plan: Plan) -> Check:
+def flat(plan: Plan, shape: Any = session, key: str = "20a", what: str = "") -> Check:
     """(a) Time per request at each size, in alternating rounds."""
-    runs = {str(n): session(n) for n in SIZES}
+    runs = {str(n): shape(n) for n in SIZES}
     arms = {name: (lambda run=run: _per_request(run)) for name, run in runs.items()}
     times = run_rounds(arms, max(plan.rounds, 3), warmup=plan.warmup)
     shown = ", ".join(f"{n:,}: {seconds(times[str(n)])}/request" for n in SIZES)
     return measured(
-        20, "20a", "cache report: time per request at 1,000 / at 10 requests in a session",
+        20, key, f"cache report: time per request at 1,000 / at 10 requests{what}",
         ratios(times, "1000", "10"), limit=1.5,
         a=f"1,000: {seconds(times['1000'])}/request", b=f"10: {seconds(times['10'])}/request",
         note=f"all sizes: {shown}", rounds=times,
@@ -151,7 +176,10 @@ def comparison(quick: bool) -> tuple[Check, list[str]]:
 
 def cache(plan: Plan, root: Path) -> list[Check]:
     """Both figures; the comparison table is printed."""
-    checks = [flat(plan)]
+    checks = [
+        flat(plan, session, "20a", " in a session (new lineages)"),
+        flat(plan, conversations, "20a'", f" in conversations of {TURNS} turns"),
+    ]
     check, table = comparison(plan.quick)
     print("\n".join(table), flush=True)
     return [*checks, check]

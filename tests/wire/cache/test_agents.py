@@ -11,7 +11,6 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
 import pytest
@@ -22,7 +21,7 @@ from headerlock.testing.wire.apis import NAMES
 from headerlock.testing.wire.script import render_reply
 from tests.model_server import Answer, Hit, ModelServer
 
-PROJECT = '''
+PROJECT = """
 import asyncio
 
 import openai
@@ -83,7 +82,7 @@ def test_team(headerlock_wire):
 @pytest.mark.headerlock_wire(header_class="planted")
 def test_team_planted(headerlock_wire):
     asyncio.run(team(drop=True))
-'''
+"""
 
 
 def answer(hit: Hit) -> Answer:
@@ -107,9 +106,7 @@ def planner_second(path: Path) -> int:
     """The recording's number of the planner's second request."""
     recording = load_wire_recording(path, apis=NAMES)
     found = [
-        n
-        for n, e in enumerate(recording.requests, 1)
-        if "Now split it." in json.dumps(e.messages)
+        n for n, e in enumerate(recording.requests, 1) if "Now split it." in json.dumps(e.messages)
     ]
     assert len(found) == 1
     return found[0]
@@ -117,9 +114,7 @@ def planner_second(path: Path) -> int:
 
 def row(text: str, number: int) -> list[str]:
     """The columns of request ``number``'s row in a report."""
-    line = next(
-        line for line in text.splitlines() if re.match(rf"^\s+{number}\s+\d+%", line)
-    )
+    line = next(line for line in text.splitlines() if re.match(rf"^\s+{number}\s+\d+%", line))
     return line.split()
 
 

@@ -20,7 +20,7 @@ from tests.model_server import ModelServer
 from tests.wire.cache.corpus import KEY, LONG
 
 CALL = {"tool_calls": [{"name": "search", "arguments": {"query": "cache", "limit": 2}}]}
-SCRIPT = [CALL, {"text": "found it"}]
+SCRIPT: list[Any] = [CALL, {"text": "found it"}]
 TOOL = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}}
 
 
@@ -49,8 +49,8 @@ def chat(server: ModelServer, rewrite: bool, stream: bool) -> None:
         call_id, name, raw = calls[0]["id"], calls[0]["name"], calls[0]["arguments"]
     else:
         reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
-        made = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
-        call_id, name, raw = made.id, made.function.name, made.function.arguments  # type: ignore[union-attr]
+        made: Any = (reply.choices[0].message.tool_calls or [])[0]
+        call_id, name, raw = made.id, made.function.name, made.function.arguments
     sent = reordered(raw) if rewrite else raw
     messages += [
         {"role": "assistant", "content": None, "tool_calls": [
@@ -67,11 +67,11 @@ def responses(server: ModelServer, rewrite: bool, stream: bool) -> None:
     given: list[Any] = [{"role": "user", "content": "Find the cache notes."}]
     reply = client.responses.create(model="gpt-4o", instructions=LONG, input=given, tools=tools)
     made = next(item for item in reply.output if item.type == "function_call")
-    sent = reordered(made.arguments) if rewrite else made.arguments  # type: ignore[union-attr]
+    sent = reordered(made.arguments) if rewrite else made.arguments
     given += [
-        {"type": "function_call", "call_id": made.call_id, "name": made.name,  # type: ignore[union-attr]
+        {"type": "function_call", "call_id": made.call_id, "name": made.name,
          "arguments": sent},
-        {"type": "function_call_output", "call_id": made.call_id, "output": "notes/cache.md"},  # type: ignore[union-attr]
+        {"type": "function_call_output", "call_id": made.call_id, "output": "notes/cache.md"},
     ]  # fmt: skip
     client.responses.create(model="gpt-4o", instructions=LONG, input=given, tools=tools)
 
@@ -85,15 +85,15 @@ def claude(server: ModelServer, rewrite: bool, stream: bool) -> None:
         model="claude-sonnet-4-5", max_tokens=256, system=system, messages=messages, tools=tools
     )
     use = next(block for block in reply.content if block.type == "tool_use")
-    given = dict(use.input)  # type: ignore[union-attr]
+    given = dict(use.input)
     if rewrite:  # a number re-formatted on the way back: 2 -> 2.0
-        given["limit"] = float(given["limit"])
+        given["limit"] = float(str(given["limit"]))
     messages += [
         {"role": "assistant", "content": [
-            {"type": "tool_use", "id": use.id, "name": use.name, "input": given}  # type: ignore[union-attr]
+            {"type": "tool_use", "id": use.id, "name": use.name, "input": given}
         ]},
         {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": use.id, "content": "notes/cache.md"}  # type: ignore[union-attr]
+            {"type": "tool_result", "tool_use_id": use.id, "content": "notes/cache.md"}
         ]},
     ]  # fmt: skip
     client.messages.create(
@@ -127,6 +127,7 @@ def test_arguments_sent_back_in_other_bytes_are_history_rewritten(
                 continue
             assert found == [(2, "messages", "history-rewritten", "search")], text
             detail = report.findings[0].detail
-            assert detail.startswith("tool call search: the arguments are sent back as the"
-                                     " same data in other bytes: "), detail
+            assert detail.startswith(
+                "tool call search: the arguments are sent back as the same data in other bytes: "
+            ), detail
             assert report.requests[1].continues == 1

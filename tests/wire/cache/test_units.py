@@ -96,3 +96,28 @@ def test_a_null_tools_list_renders_no_tool() -> None:
     )  # fmt: skip
     prefix = from_entry(1, entry)
     assert [item.segment for item in prefix.items] == ["messages"]
+
+
+def test_each_rule_is_one_registry_entry_worded_by_its_own_provider() -> None:
+    """One registry: every code has its meaning, rule and check; a finding is explained
+    with the rules of its own API only (no other provider's minimums), never "as ..."."""
+    from pathlib import Path
+
+    from headerlock.testing.wire.apis import NAMES
+    from headerlock.testing.wire.cache.findings import BY_CODE, CODES, RULES
+
+    assert [r.code for r in RULES] == list(CODES) and len(set(CODES)) == len(CODES)
+    assert all(r.meaning and r.rule and r.check for r in RULES)
+    providers = {model_api(api).cache.provider for api in NAMES}
+    for api in NAMES:
+        cache = model_api(api).cache
+        for rule in RULES:
+            text = rule.explain(cache)
+            assert not text.startswith("as "), (rule.code, text)
+            assert not any(p in text for p in providers - {cache.provider}), (api, text)
+        assert cache.provider in BY_CODE["prefix-too-short"].explain(cache)
+    assert BY_CODE["no-breakpoint"].applies(model_api("anthropic.messages").cache)
+    assert not BY_CODE["no-breakpoint"].applies(model_api("openai.chat").cache)
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| code | meaning |") :].split("\n\n")[0]
+    assert [line.split("`")[1] for line in table.splitlines()[2:]] == list(CODES)

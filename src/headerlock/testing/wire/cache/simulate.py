@@ -3,9 +3,9 @@ request could read.
 
 ``Lineages`` finds the request a request continues: none when it sends no assistant
 turn back (a conversation starts there, whatever another agent asked before), else the
-latest earlier request of its API whose messages are the longest prefix of its own (preferring the one whose recorded
-response is the assistant turn it sends next). When that turn is not the recorded
-answer and a later request already went on from there, the request forked the
+latest earlier request of its API whose messages are the longest prefix of its own
+(preferring the one whose recorded response is the assistant turn it sends next). When
+that turn is not the recorded answer and a later request already went on from there, the request forked the
 conversation: it continues that later request (and the prefix diff names the rewritten
 message). A request that continues nothing starts a lineage of its own.
 
@@ -39,7 +39,7 @@ _CALL_ITEMS: Final = ("function_call", "message")
 def _digest(*parts: bytes) -> bytes:
     h = hashlib.blake2b(digest_size=16)
     for part in parts:
-        h.update(len(part).to_bytes(8, "big"))
+        h.update(b"%d:" % len(part))
         h.update(part)
     return h.digest()
 
@@ -194,10 +194,17 @@ class PrefixIndex:
         self.written: dict[bytes, tuple[int, int]] = {}
         """A boundary digest -> the first request that wrote it (breakpoint) and its block."""
         self.prefixes: dict[int, Prefix] = {}
+        self._points: tuple[int, list[_Point]] | None = None
+        """The boundaries of the request last read (added next: computed once)."""
+
+    def _boundaries(self, prefix: Prefix) -> list[_Point]:
+        if self._points is None or self._points[0] != prefix.number:
+            self._points = (prefix.number, points(prefix))
+        return self._points[1]
 
     def read(self, prefix: Prefix) -> Read:
         """What ``prefix`` could read from the requests added so far."""
-        marks = points(prefix)
+        marks = self._boundaries(prefix)
         matched: _Point | None = None
         for point in marks:
             if point.digest not in self.seen:
@@ -237,7 +244,7 @@ class PrefixIndex:
     def add(self, prefix: Prefix) -> None:
         """Remember what ``prefix`` sent and wrote."""
         self.prefixes[prefix.number] = prefix
-        marks = points(prefix)
+        marks = self._boundaries(prefix)
         for point in marks:
             self.seen.setdefault(point.digest, prefix.number)
         rules = model_api(prefix.api).cache

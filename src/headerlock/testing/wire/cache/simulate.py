@@ -5,9 +5,12 @@ request could read.
 turn back (a conversation starts there, whatever another agent asked before), else the
 latest earlier request of its API whose messages are the longest prefix of its own
 (preferring the one whose recorded response is the assistant turn it sends next). When
-that turn is not the recorded answer and a later request already went on from there, the request forked the
-conversation: it continues that later request (and the prefix diff names the rewritten
-message). A request that continues nothing starts a lineage of its own.
+that turn is not the recorded answer and a later request already went on from there,
+the request forked the conversation: it continues that later request (and the prefix
+diff names the rewritten message). A request that continues nothing starts a lineage of
+its own. This is ``conversations``' rule of who continues whom (a strict prefix of the
+messages), without its same-system condition: a changed system inside a conversation
+is a break to report, not another conversation.
 
 ``PrefixIndex`` is the cache: a digest per item boundary of each request's rendered
 prefix (chained, the cache-keying config mixed in at the start of its scope), so the

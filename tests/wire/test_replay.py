@@ -150,7 +150,8 @@ def test_a_swallowed_mismatch_still_raises(tmp_path: Path, model_server: ModelSe
     [error] = caught
     [run] = runs
     assert isinstance(error, openai.BadRequestError)
-    assert error.status_code == 400 and "headerlock: request 1 (openai.chat) config" in str(error)
+    # named by the recorded request it is closest to (the recording's numbering)
+    assert error.status_code == 400 and "headerlock: request 2 (openai.chat) config" in str(error)
     assert error.response.headers.get("x-should-retry") is None
     assert len(run.requests) == 1  # a 400 is not retried
     message = str(info.value)

@@ -180,12 +180,16 @@ class LockSession:
         return index
 
     def _explain_miss(self, number: int, live: WireEntry) -> list[Difference]:
+        """The differences of a request no recorded exchange answers, named by the number
+        of the recorded request it is closest to (the recording's numbering, the one the
+        cache report and ``headerlock review`` use), else by its own (an extra request)."""
         closest = self.models.closest(live)
         if closest is None:
             return [extra_request(number, live, len(self.models.entries))]
         recorded = self.models.entries[closest]
-        found = entry_differences(number, recorded, live, pinned=self.run.pinned)
-        return found or [Difference(number, live.api, "request", "differs from the recording")]
+        numbered = closest + 1
+        found = entry_differences(numbered, recorded, live, pinned=self.run.pinned)
+        return found or [Difference(numbered, live.api, "request", "differs from the recording")]
 
     def _scripted(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
         assert self.script is not None

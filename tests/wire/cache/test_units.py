@@ -121,3 +121,27 @@ def test_each_rule_is_one_registry_entry_worded_by_its_own_provider() -> None:
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
     table = readme[readme.index("| code | meaning |") :].split("\n\n")[0]
     assert [line.split("`")[1] for line in table.splitlines()[2:]] == list(CODES)
+
+
+def test_the_work_per_request_does_not_grow_with_the_recording() -> None:
+    """A prefix index, not a scan of every earlier request: the function calls per request
+    are the same at 20 and at 400 requests of constant size (new lineages that read what
+    the first wrote, and conversations of five turns). Counted, not timed: the time is
+    the benchmark's (``python -m benchmarks --only cache``)."""
+    import cProfile
+    import pstats
+
+    from benchmarks.cache import conversations, session
+    from headerlock.testing.wire.cache.report import cache_report
+
+    for shape in (session, conversations):
+        per_request = []
+        for n in (20, 400):
+            run = shape(n)
+            profile = cProfile.Profile()
+            profile.enable()
+            report = cache_report(run)
+            profile.disable()
+            assert report.findings == ()
+            per_request.append(pstats.Stats(profile).total_calls / n)  # type: ignore[attr-defined]
+        assert per_request[1] <= per_request[0] * 1.02, (shape.__name__, per_request)

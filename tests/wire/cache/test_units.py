@@ -132,6 +132,7 @@ def test_the_work_per_request_does_not_grow_with_the_recording() -> None:
     import pstats
 
     from benchmarks.cache import conversations, session
+
     from headerlock.testing.wire.cache.report import cache_report
 
     for shape in (session, conversations):

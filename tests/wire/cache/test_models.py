@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,31 @@ def test_a_keyed_config_change_on_the_same_model_still_breaks(
     assert [f.line() for f in report.findings] == [
         'request 3 config: config-changed: prompt_cache_key null -> "agent-b"'
     ]
+
+
+def test_a_server_side_history_continues_the_latest_request(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    """``previous_response_id``: only the new turn is sent; each request continues the
+    latest of its API and model, so tools reordered on the third turn are still found."""
+    import openai
+
+    from tests.wire.cache.corpus import KEY, LONG, TOOLS
+
+    model_server.script([{"text": f"Answer {n}."} for n in (1, 2, 3)])
+    client = openai.OpenAI(base_url=model_server.base_url, api_key=KEY, max_retries=0)
+    tools: Any = [{"type": "function", "name": n, "description": d, "parameters": s}
+                  for n, d, s in TOOLS]  # fmt: skip
+    path = tmp_path / "server.yaml"
+    with wire.lock(path, mode="record", pin=True) as run:
+        previous = None
+        for turn in (1, 2, 3):
+            extra: Any = {"previous_response_id": previous} if previous else {}
+            reply = client.responses.create(
+                model="gpt-4o", instructions=LONG, input=f"Question {turn}?",
+                tools=tools if turn < 3 else tools[::-1], **extra,
+            )  # fmt: skip
+            previous = reply.id
+    for report in (wire.cache_report(run), wire.cache_report(path)):
+        assert [r.continues for r in report.requests] == [None, 1, 2]
+        assert [(f.number, f.code) for f in report.findings] == [(3, "tools-reordered")]

@@ -1,16 +1,16 @@
-"""Where a request's cacheable prefix first parts from the previous request's, and why.
+"""Where a request's cacheable prefix first parts from the request it continues, and why.
 
 Both prefixes are rendered item by item (``prefix``). The first item that differs,
 in render order, is the break; its first differing byte is where the shared prefix
 ends. The cause is named from the segment it lies in: in the tools, a reorder, an
 added, removed or changed tool, or the same data in other bytes (schema key order);
 in the system, a changed system; in the messages, a rewritten history (a message
-appended is no break, and a different first message is a new conversation sharing
-the tools and system, no break either). Volatile text (dates, ids, counters) covering
-the byte names the cause instead (``volatile``). A config key that keys the cache
-(``CacheRules.keyed``) breaks from its scope on; the model never does here, since each
-model is a session of its own (``report``); an unseen segment (an unpinned
-recording's tools and system) is judged by what is kept, the tool names.
+appended is no break). Volatile text (dates, ids, counters) covering the byte names
+the cause instead (``volatile``). A config key that keys the cache
+(``CacheRules.keyed``, the model included: a model switch inside a conversation)
+breaks from its scope on; an unseen segment (an unpinned recording's tools and system)
+is judged by what is kept, the tool names. A request whose history the provider keeps
+sends only its new turn: its messages are not compared.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _system_cause(a: Item | None, b: Item | None, offset: int) -> tuple[str, str
 
 
 def step(prev: Prefix, cur: Prefix) -> Step:
-    """``cur`` against ``prev``, the previous request of its session (same API and model)."""
+    """``cur`` against ``prev``, the request it continues (same API)."""
     order = model_api(cur.api).cache.order
     config = _config_break(prev, cur)
     if "tools" in cur.unseen or "tools" in prev.unseen:
@@ -180,8 +180,9 @@ def _item_break(
     """The bytes shared, the finding of the first differing item (``None``: a new
     conversation, or nothing differs) and whether an item differs at all."""
     rank = {name: n for n, name in enumerate(order)}
-    left = [i for i in prev.items if not (prev.server_history and i.segment == "messages")]
-    right = [i for i in cur.items if not (cur.server_history and i.segment == "messages")]
+    kept = not (prev.server_history or cur.server_history)  # else only a new turn is sent
+    left = [i for i in prev.items if kept or i.segment != "messages"]
+    right = [i for i in cur.items if kept or i.segment != "messages"]
     at = 0
     for k in range(max(len(left), len(right))):
         a = left[k] if k < len(left) else None

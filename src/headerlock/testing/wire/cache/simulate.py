@@ -8,7 +8,9 @@ latest earlier request of its API whose messages are the longest prefix of its o
 that turn is not the recorded answer and a later request already went on from there,
 the request forked the conversation: it continues that later request (and the prefix
 diff names the rewritten message). A request that continues nothing starts a lineage of
-its own. This is ``conversations``' rule of who continues whom (a strict prefix of the
+its own. A request whose history the provider keeps (``previous_response_id``) sends
+only its new turn: it continues the latest request of its API and model. This is
+``conversations``' rule of who continues whom (a strict prefix of the
 messages), without its same-system condition: a changed system inside a conversation
 is a break to report, not another conversation.
 
@@ -84,6 +86,8 @@ class Lineages:
         self.extending: dict[bytes, list[int]] = {}
         """(api, messages[:k]) -> requests whose messages go on after those."""
         self.prefixes: dict[int, Prefix] = {}
+        self.last: dict[tuple[str, str], int] = {}
+        """(api, model) -> its latest request (what a server-side history continues)."""
 
     @staticmethod
     def _chain(prefix: Prefix) -> list[bytes]:
@@ -96,6 +100,8 @@ class Lineages:
 
     def of(self, prefix: Prefix) -> Continues:
         """The request ``prefix`` continues."""
+        if prefix.server_history:  # only the new turn is sent: it goes on from the latest
+            return Continues(self.last.get((prefix.api, prefix.model)))
         items = _messages(prefix)
         if not any(is_assistant(item.data) for item in items):
             return Continues(None)  # no answer sent back: a conversation starts here
@@ -130,6 +136,7 @@ class Lineages:
     def add(self, prefix: Prefix) -> None:
         """Remember ``prefix`` as an earlier request."""
         self.prefixes[prefix.number] = prefix
+        self.last[(prefix.api, prefix.model)] = prefix.number
         chain = self._chain(prefix)
         self.ending.setdefault(chain[-1], []).append(prefix.number)
         for h in chain[:-1]:

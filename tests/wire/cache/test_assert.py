@@ -245,3 +245,25 @@ def test_automatic_caching_is_a_breakpoint_and_a_miss_reason_is_checked(
     assert "[recorded cache_miss_reason tools_changed: agrees]" in report.to_text()
     assert report.requests[2].actual is not None
     assert report.requests[2].actual.miss_reason == "tools_changed"
+
+
+def test_a_miss_reason_with_no_break_found_is_shown_on_its_row(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    model_server.route("*/messages", diagnosed_answer(None), diagnosed_answer("unavailable"))
+    client = anthropic.Anthropic(base_url=model_server.origin, api_key=KEY, max_retries=0)
+    path = tmp_path / "diag.yaml"
+    messages: list[Any] = []
+    with wire.lock(path, mode="record", pin=True):
+        for turn in (1, 2):
+            messages.append({"role": "user", "content": f"Question {turn}?"})
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=64, system=LONG, messages=messages,
+                extra_body={"cache_control": {"type": "ephemeral"}},
+            )  # fmt: skip
+            messages.append({"role": "assistant", "content": "ok"})
+    report = wire.cache_report(path)
+    assert report.findings == ()
+    row = report.to_text().splitlines()[3]
+    assert row.split()[0] == "2"
+    assert "- [recorded cache_miss_reason unavailable: no break found here]" in row

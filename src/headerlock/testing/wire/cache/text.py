@@ -45,6 +45,8 @@ def request_line(request: RequestCache) -> str:
     first = request.first
     cause = "-" if first is None else f"{first.code} {first.where}"
     usage = request.actual
+    if first is None and usage is not None and usage.miss_reason is not None:
+        cause = f"- [recorded cache_miss_reason {usage.miss_reason}: no break found here]"
     read = _figure(None if usage is None else usage.read)
     written = _figure(None if usage is None else usage.written)
     return (

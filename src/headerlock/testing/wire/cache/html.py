@@ -128,7 +128,7 @@ def _row(request: RequestCache, longest: int) -> str:
         f'<span class="resent" style="width:{resent:.2f}%"></span></div></td>'
         f'<td class="figures">~{tokens:,} tokens, {request.shared_percent}% shared with the'
         f" request it continues<br>read from the cache ~{read:,}"
-        f" ({'recorded' if recorded else 'predicted'}),"
+        f" ({f'recorded; predicted {request.predicted:,}' if recorded else 'predicted'}),"
         f" ~{request.resent_tokens:,} re-sent{actual}</td>"
         f"<td>{findings}</td></tr>"
     )

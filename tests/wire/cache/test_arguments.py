@@ -1,7 +1,7 @@
 """Argument re-serialization: a tool call's arguments sent back in other bytes than the
 model emitted them (key order, spacing, number formatting) is ``history-rewritten`` at
 the request that first sends the turn back, naming the call, on the APIs that carry
-arguments as text (OpenAI chat, responses) or as objects (Anthropic); sending back what
+arguments as text (OpenAI chat, responses) or as objects (Anthropic, Gemini); sending back what
 the model emitted is no finding. Recorded through the real SDKs."""
 
 from __future__ import annotations
@@ -101,7 +101,39 @@ def claude(server: ModelServer, rewrite: bool, stream: bool) -> None:
     )
 
 
+def gemini(server: ModelServer, rewrite: bool, stream: bool) -> None:
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url=server.origin))
+    declaration = types.FunctionDeclaration(name="search", parameters_json_schema=TOOL)
+    config = types.GenerateContentConfig(
+        system_instruction=LONG,
+        tools=[types.Tool(function_declarations=[declaration])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Find it.")])]
+    reply = client.models.generate_content(
+        model="gemini-2.5-flash", contents=contents, config=config
+    )
+    call: Any = (reply.function_calls or [])[0]
+    args = dict(call.args)
+    if rewrite:  # a number re-formatted on the way back: 2 -> 2.0
+        args["limit"] = float(str(args["limit"]))
+    contents += [
+        types.Content(role="model", parts=[
+            types.Part(function_call=types.FunctionCall(name=call.name, args=args))
+        ]),
+        types.Content(role="user", parts=[
+            types.Part(function_response=types.FunctionResponse(
+                name=call.name, response={"result": "notes/cache.md"}))
+        ]),
+    ]  # fmt: skip
+    client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
+
+
 AGENTS: dict[str, Callable[[ModelServer, bool, bool], None]] = {
+    "gemini": gemini,
     "chat": lambda s, r, _: chat(s, r, stream=False),
     "chat-stream": lambda s, r, _: chat(s, r, stream=True),
     "responses": responses,

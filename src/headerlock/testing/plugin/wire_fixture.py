@@ -64,7 +64,7 @@ from headerlock.testing.plugin.wire_classes import (
     unchecked_message,
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
-from headerlock.testing.wire.compare import RECORD_HINT, report
+from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock, pending_line
 from headerlock.testing.wire.run import WireRun
 
@@ -258,6 +258,10 @@ class OpenLock:
         lines = text.splitlines()
         if lines[-1] == RECORD_HINT:  # say how to re-record this very test
             lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
+        elif lines[-1] == ORDER_HINT:  # name this very test
+            lines[-1] = ORDER_HINT.replace("<test>", self.item.nodeid).replace(
+                "re-record the test.", f"re-record it: {record_test_command(self.item)}"
+            )
         if self.run.pending is not None:
             lines.append(pending_line(self.run.pending))
         differences = mismatch.differences or [d.line() for d in self.run.differences]

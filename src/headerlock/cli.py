@@ -335,7 +335,7 @@ def _selects_tests(args: argparse.Namespace) -> bool:
 
     if args.keyword is not None or names_tests(args.names):
         return True
-    return not args.names and not args.fixtures.exists()
+    return not args.names and args.fixtures == Path("fixtures") and not args.fixtures.exists()
 
 
 def _flakes_tests(args: argparse.Namespace, console: Console) -> int:

@@ -63,3 +63,37 @@ def test_a_sorted_recording_sent_unsorted_is_a_flake(tmp_path: Path) -> None:
     message = replayed(path, ["fetch", "search"], ["search", "fetch"], pin=True)
     assert "an order flake" in message
     assert not pending_path(path).exists()
+
+
+PYTEST_AGENT = """
+import os
+
+import httpx
+import pytest
+
+
+@pytest.mark.headerlock_pin
+@pytest.mark.headerlock_wire(script=[{"text": "ok"}])
+def test_agent(headerlock_wire):
+    names = os.environ.get("AGENT_TOOLS", "search,fetch,summarize").split(",")
+    tools = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+             for n in names]
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    httpx.post("http://127.0.0.1:9/v1/chat/completions", json=body)
+"""
+
+
+def test_a_pytest_order_flake_names_its_test_and_writes_no_pending_file(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_TOOLS", raising=False)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_agent=PYTEST_AGENT)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    monkeypatch.setenv("AGENT_TOOLS", "summarize,search,fetch")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "Find it with `headerlock flakes test_agent.py::test_agent`" in text
+    assert "re-record it: pytest --snapshot-update test_agent.py::test_agent" in text
+    assert not list(pytester.path.rglob("*.new"))

@@ -328,35 +328,6 @@ def _flakes(
     return EXIT_MISMATCH if any(len(r.groups()) > 1 for r in reports) else EXIT_OK
 
 
-def _selects_tests(args: argparse.Namespace) -> bool:
-    """Whether ``headerlock flakes`` runs pytest tests: ``-k``, a node id or test path,
-    or no name at all where there is no fixtures directory."""
-    from headerlock.testing.order.pytest_flakes import names_tests
-
-    if args.keyword is not None or names_tests(args.names):
-        return True
-    return not args.names and args.fixtures == Path("fixtures") and not args.fixtures.exists()
-
-
-def _flakes_tests(args: argparse.Namespace, console: Console) -> int:
-    from headerlock.testing.order.pytest_flakes import Selection, hunt_tests, tests_table
-
-    selection = Selection(tuple(args.names), args.keyword)
-    shown = " ".join([*args.names, *(["-k", args.keyword] if args.keyword else [])]) or "(all)"
-    console.line(
-        f"headerlock flakes: the headerlock_wire tests of {shown} x {args.runs} runs"
-        " in fresh pytest processes"
-    )
-    bar = Progress(sys.stderr, args.runs, "runs", every_tenth=True)
-    reports = hunt_tests(
-        selection, runs=args.runs, jobs=args.jobs, timeout=args.timeout, progress=bar.update
-    )
-    bar.finish()
-    for line in tests_table(reports):
-        console.line(line)
-    return EXIT_MISMATCH if any(len(r.groups()) > 1 for r in reports) else EXIT_OK
-
-
 def _diff(a: Path, b: Path, console: Console) -> int:
     from headerlock.formats.explain import explain
     from headerlock.formats.recording import load_recording
@@ -497,8 +468,11 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
                 file=sys.stderr,
             )
             args.jobs = cores
-        if _selects_tests(args):
-            return _flakes_tests(args, console)
+        from headerlock.testing.order.pytest_flakes import flakes_command, selects_tests
+
+        if selects_tests(args.names, args.keyword, args.fixtures):
+            return flakes_command(args.names, args.keyword, args.runs, args.jobs, args.timeout,
+                                  say=console.line)  # fmt: skip
         with started(range(min(args.jobs, args.runs))) as workers:
             project = _project(args)
             return _flakes(project, args, console, workers)

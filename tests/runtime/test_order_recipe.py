@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from headerlock import order_wire_tools
+from tests import docs
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-BLOCK = re.compile(r"<!-- production: order-tools -->\n```python\n(?P<code>.*?)\n```", re.S)
-RECIPE = BLOCK.search(README.read_text("utf-8"))["code"]  # type: ignore[index]
+RECIPE = docs.examples("production")["order-tools"]
 
 NAMES = ("search", "fetch", "summarize", "Zeta", "é_accent", "x\U0001f600", "x\uff46")
 

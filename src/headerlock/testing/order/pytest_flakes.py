@@ -38,6 +38,40 @@ OPTION: Final = "--headerlock-flakes-dump"
 """The plugin option a run passes (``headerlock.testing.plugin.flake_probe``)."""
 
 
+def selects_tests(names: Sequence[str], keyword: str | None, fixtures: Path) -> bool:
+    """Whether ``headerlock flakes`` runs pytest tests: ``-k``, a node id or test path,
+    or no name at all where there is no (default) fixtures directory."""
+    if keyword is not None or names_tests(names):
+        return True
+    return not names and fixtures == Path("fixtures") and not fixtures.exists()
+
+
+def flakes_command(
+    names: Sequence[str],
+    keyword: str | None,
+    runs: int,
+    jobs: int,
+    timeout: float,
+    *,
+    say: Callable[[str], None],
+) -> int:
+    """``headerlock flakes`` on pytest tests: the table, and exit 1 when a test flakes."""
+    from headerlock.testing.scenario.progress import Progress
+
+    shown = " ".join([*names, *(["-k", keyword] if keyword else [])]) or "(all)"
+    say(f"headerlock flakes: the headerlock_wire tests of {shown} x {runs} runs"
+        " in fresh pytest processes")  # fmt: skip
+    bar = Progress(sys.stderr, runs, "runs", every_tenth=True)
+    reports = hunt_tests(
+        Selection(tuple(names), keyword),
+        runs=runs, jobs=jobs, timeout=timeout, progress=bar.update,
+    )  # fmt: skip
+    bar.finish()
+    for line in tests_table(reports):
+        say(line)
+    return 1 if any(len(r.groups()) > 1 for r in reports) else 0
+
+
 def names_tests(names: Sequence[str]) -> bool:
     """Whether command-line names select pytest tests (a node id, a ``.py`` file, a
     path or an existing directory) rather than scenarios."""

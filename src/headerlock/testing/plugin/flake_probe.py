@@ -21,9 +21,13 @@ from typing import Any, Final
 
 import pytest
 
+from headerlock.errors import MissingRecordingError
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.secrets import secret_values
 from headerlock.formats.wire_scrub import Scrubber
+from headerlock.testing.plugin.state import record_test_command
+from headerlock.testing.plugin.wire_classes import MARKER
+from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRequest
 
 OPTION: Final = "headerlock_flakes_dump"
@@ -47,6 +51,25 @@ def deselect_unwired(config: pytest.Config, items: list[pytest.Item]) -> None:
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def probe_lock(
+    item: pytest.Item, path: Path, script: Sequence[Any] | None, **options: Any
+) -> WireLock:
+    """A sealed lock for ``item``: answering from its recording ``path`` (the closest
+    recorded answer to a request that matches none, no pending file), else from its
+    marker's ``script``; ``options`` are the lock's redact, redact_env, allow_hosts and
+    ignore."""
+    if path.is_file():
+        return WireLock(path, mode="replay", pin=False, script=None, stand_in=True, **options)
+    if script is not None:
+        return WireLock(None, mode="record", pin=False, script=script, **options)
+    raise MissingRecordingError(
+        f"no wire recording at {path.as_posix()} and no script= in its"
+        f" @pytest.mark.{MARKER}, so nothing can answer it without the network; record it"
+        f" first: {record_test_command(item)}",
+        scenario=item.nodeid,
+    )
 
 
 def header_of(request: WireRequest) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
-from headerlock.testing.plugin.flake_probe import dump, probe_dir
+from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
 from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
 from headerlock.testing.plugin.updates import claim_recording, note_matched, stage, updates_of
@@ -408,7 +408,10 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
     probe = probe_dir(item.config)
     if probe is not None:
-        lock = _probe_lock(item, path, options, redact_env)
+        rules = ignore_rules(item, options.ignore)
+        hosts = options.allow_hosts
+        lock = probe_lock(item, path, options.script, redact=options.redact,
+                          redact_env=redact_env, allow_hosts=hosts, ignore=rules)  # fmt: skip
         return opened(item, lock, path, update=False, probe=probe)
     if update:
         live = bool(item.config.getoption("headerlock_live", False))
@@ -453,31 +456,6 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             f" pinned; re-record it: {record_test_command(item)}",
             key="pin",
         ) from None
-
-
-def _probe_lock(
-    item: pytest.Item, path: Path, options: WireMarker, redact_env: Sequence[str]
-) -> WireLock:
-    """``headerlock flakes``: a sealed lock answering from the recording (the closest
-    recorded answer to a request that matches none), else from the marker's script."""
-    sealed = partial(
-        WireLock,
-        pin=False,
-        redact=options.redact,
-        redact_env=redact_env,
-        allow_hosts=options.allow_hosts,
-        ignore=ignore_rules(item, options.ignore),
-    )
-    if path.is_file():
-        return sealed(path, mode="replay", script=None, stand_in=True)
-    if options.script is not None:
-        return sealed(None, mode="record", script=options.script)
-    raise MissingRecordingError(
-        f"no wire recording at {path.as_posix()} and no script= in its"
-        f" @pytest.mark.{MARKER}, so nothing can answer it without the network; record it"
-        f" first: {record_test_command(item)}",
-        scenario=item.nodeid,
-    )
 
 
 def _opened(item: pytest.Item) -> OpenLock | str:

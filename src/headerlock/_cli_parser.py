@@ -97,9 +97,24 @@ def build_parser() -> argparse.ArgumentParser:
                 " else OPENAI_API_KEY)",
             )
     flakes = commands.add_parser(
-        "flakes", help="run scenarios in fresh processes under varied hash seeds and orders"
+        "flakes",
+        help="run scenarios, or pytest headerlock_wire tests, in fresh processes under varied"
+        " hash seeds (and plugin orders); exit 1 when a run's headers differ",
     )
-    flakes.add_argument("names", nargs="*", metavar="NAME", help="scenario names (default: all)")
+    flakes.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="scenario names, or pytest tests (tests/test_x.py, tests/test_x.py::test_y);"
+        " default: every scenario, or every test when there is no fixtures directory",
+    )
+    flakes.add_argument(
+        "-k",
+        dest="keyword",
+        metavar="EXPR",
+        default=None,
+        help="run the pytest tests matching EXPR (as pytest -k)",
+    )
     flakes.add_argument(
         "--runs",
         type=lambda text: _positive(text, MAX_RUNS),

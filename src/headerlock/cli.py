@@ -457,17 +457,14 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
         return serve_warm(main)
     if args.command == "flakes":
-        from headerlock.testing.order.flake_worker import started
+        from headerlock.testing.order.flake_worker import capped_jobs, started
+        from headerlock.testing.order.pytest_flakes import flakes_command, selects_tests
 
+        args.jobs = capped_jobs(args.jobs)
+        if selects_tests(args.names, args.keyword, args.fixtures):
+            return flakes_command(args.names, args.keyword, args.runs, args.jobs, args.timeout,
+                                  say=console.line)  # fmt: skip
         # The first workers import while this process loads and checks the scenarios.
-        cores = os.cpu_count() or 1
-        if args.jobs > cores:
-            print(
-                f"headerlock: --jobs {args.jobs} is more than the {cores} cores of this"
-                f" machine; running {cores} at a time",
-                file=sys.stderr,
-            )
-            args.jobs = cores
         with started(range(min(args.jobs, args.runs))) as workers:
             project = _project(args)
             return _flakes(project, args, console, workers)

@@ -467,18 +467,19 @@ def test_stopping_the_session_after_a_mismatch_cannot_end_green(
     )
 
 
-def test_an_order_only_mismatch_points_to_flakes_not_to_re_recording(
+def test_an_order_sorted_since_the_recording_says_re_record_or_accept(
     project: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recorded(project, model_server, "tests/test_pinned.py::test_pinned")
-    monkeypatch.setenv("AGENT_REVERSED", "1")
+    monkeypatch.setenv("AGENT_REVERSED", "1")  # fetch, search: now sorted by name
     result = run(project, "tests/test_pinned.py::test_pinned")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*request 2 (openai.chat) tools: order search, fetch -> fetch, search",
-            "*The same tools or requests in another order: an order flake, not a change to"
-            " re-record. Find it with `headerlock flakes`*headerlock.wire.assert_order_invariant*",
+            "*The tools are now sorted by name (the RFC order) and the recording's were not:"
+            " the order changed; re-record or accept (headerlock review).",
+            "*re-record: pytest --snapshot-update tests/test_pinned.py::test_pinned",
         ]
     )
-    assert "re-record: pytest --snapshot-update" not in result.stdout.str()
+    assert "flake" not in result.stdout.str()

@@ -208,8 +208,8 @@ def test_a_tool_reorder_fails_the_pinned_replay_and_the_class_guard(
             " recordings/tests/test_agent/test_pinned.yaml does not match the recording*",
             "*request 1 (openai.chat) tools: order search, fetch -> fetch, search",
             "*request 1 (openai.chat) prefix: prefix_sha256 *; first differing byte 40 (in tool fetch*",
-            "*The same tools or requests in another order: an order flake, not a change to"
-            " re-record.*",
+            "*The tools are now sorted by name (the RFC order) and the recording's were not:"
+            " the order changed; re-record or accept*",
             "FAILED tests/test_agent.py::test_agent - *",
             "FAILED tests/test_agent.py::test_pinned - *",
         ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from headerlock.runtime.canonical import code_unit_key
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSetChange:
@@ -30,6 +32,12 @@ class ToolSetChange:
         return not self.removed and not self.added
 
     @property
+    def sorted_now(self) -> bool:
+        """Whether the common names now come in the RFC order (by name, in UTF-16 code
+        units) and did not before: an order fixed since, not a flake."""
+        return self.reordered and _rfc_order(self.after) and not _rfc_order(self.before)
+
+    @property
     def first_moved(self) -> str | None:
         """The first common name (in ``before``) whose position changed."""
         pairs = zip(self.before, self.after, strict=True)
@@ -48,6 +56,11 @@ class ToolSetChange:
     def order(self) -> str:
         """``a, b -> b, a``: the common names before and after."""
         return f"{', '.join(self.before)} -> {', '.join(self.after)}"
+
+
+def _rfc_order(names: Sequence[str]) -> bool:
+    keys = [code_unit_key(name) for name in names]
+    return keys == sorted(keys)
 
 
 def compare_tool_names(old: Sequence[str], new: Sequence[str]) -> ToolSetChange:

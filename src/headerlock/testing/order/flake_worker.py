@@ -51,6 +51,18 @@ _POLL: Final = 0.2
 """How often a wait for an answer looks for a stop (Ctrl-C)."""
 
 
+def capped_jobs(jobs: int) -> int:
+    """``--jobs``, at most the machine's cores (said in one line on stderr when cut)."""
+    cores = os.cpu_count() or 1
+    if jobs > cores:
+        print(
+            f"headerlock: --jobs {jobs} is more than the {cores} cores of this"
+            f" machine; running {cores} at a time",
+            file=sys.stderr,
+        )
+    return min(jobs, cores)
+
+
 def worker_command() -> list[str]:
     """The command line of a worker (its hash seed comes from its environment)."""
     return [sys.executable, "-m", "headerlock", "flake-worker"]

@@ -102,6 +102,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="report every headerlock_wire test's prompt-cache breaks in the summary;"
         " =fail also fails the tests whose session has one (write it as --headerlock-cache=fail)",
     )
+    group.addoption(
+        "--headerlock-flakes-dump",
+        dest="headerlock_flakes_dump",
+        metavar="DIR",
+        default=None,
+        help="(what `headerlock flakes` runs) run only the headerlock_wire tests, sealed and"
+        " recording nothing, and write each one's request headers to DIR",
+    )
     parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
     parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
@@ -184,9 +192,13 @@ def _check_ini(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Project-wide guards run after the scenarios (whatever order other plugins chose)."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Project-wide guards run after the scenarios (whatever order other plugins chose);
+    under ``headerlock flakes`` only the ``headerlock_wire`` tests run."""
+    from headerlock.testing.plugin.flake_probe import deselect_unwired
+
     items.sort(key=lambda item: isinstance(item, GuardsItem))
+    deselect_unwired(config, items)
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -46,6 +46,8 @@ replays the rest, ``all`` records everything (``--snapshot-update``)."""
 
 def record_mode(config: pytest.Config) -> str:
     """This session's record mode (``all`` under ``--snapshot-update``)."""
+    if getattr(config.option, "headerlock_flakes_dump", None) is not None:
+        return "none"  # headerlock flakes: nothing is recorded
     if getattr(config.option, "update_snapshots", False):
         return "all"
     mode = getattr(config.option, "headerlock_record", None)

@@ -49,6 +49,7 @@ from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
+from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
 from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
 from headerlock.testing.plugin.updates import claim_recording, note_matched, stage, updates_of
@@ -63,7 +64,7 @@ from headerlock.testing.plugin.wire_classes import (
     unchecked_message,
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
-from headerlock.testing.wire.compare import RECORD_HINT, report
+from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock, pending_line
 from headerlock.testing.wire.run import WireRun
 
@@ -186,8 +187,11 @@ class OpenLock:
         update: bool,
         header_class: HeaderClass,
         redact_env: Sequence[str],
+        probe: Path | None = None,
     ) -> None:
         self.item = item
+        self.probe = probe
+        """Under ``headerlock flakes``: where the test's headers go (no verdict)."""
         self.lock = lock
         self.path = path
         self.update = update
@@ -209,6 +213,9 @@ class OpenLock:
             return
         self.closed = True
         traceback = None if error is None else error.__traceback__
+        if self.probe is not None:
+            self._dump(self.probe, error, traceback)
+            return
         mismatch: WireMismatch | None = None
         try:
             self.lock.__exit__(None if error is None else type(error), error, traceback)
@@ -236,11 +243,25 @@ class OpenLock:
         elif not self.update and error is None:
             note_matched(self.item, self.path)
 
+    def _dump(self, probe: Path, error: BaseException | None, traceback: Any) -> None:
+        """``headerlock flakes``: end the lock, keep no verdict, write the headers sent."""
+        failure = None if error is None or isinstance(error, _NotRun) else error
+        try:
+            self.lock.__exit__(None if error is None else type(error), error, traceback)
+        except HeaderlockError as found:  # a replay that differs, an exhausted script
+            failure = failure or found
+        why = None if failure is None else f"{type(failure).__name__}: {failure}"
+        dump(probe, self.item.nodeid, self.run.requests, secrets=self.run.secrets, error=why)
+
     def _mismatch(self, mismatch: WireMismatch) -> WireMismatch:
         text = report(self.run.differences, path=self.path.as_posix())
         lines = text.splitlines()
         if lines[-1] == RECORD_HINT:  # say how to re-record this very test
             lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
+        elif lines[-1] == ORDER_HINT:  # name this very test
+            lines[-1] = ORDER_HINT.replace("<test>", self.item.nodeid).replace(
+                "re-record the test.", f"re-record it: {record_test_command(self.item)}"
+            )
         if self.run.pending is not None:
             lines.append(pending_line(self.run.pending))
         differences = mismatch.differences or [d.line() for d in self.run.differences]
@@ -252,7 +273,11 @@ class OpenLock:
         """Fail an unchecked class's test under ``headerlock_require_pin = true``."""
         __tracebackhide__ = True
         header_class = self.header_class
-        if header_class.pins or not self.item.config.getini(REQUIRE_PIN_INI):
+        if (
+            self.probe is not None
+            or header_class.pins
+            or not self.item.config.getini(REQUIRE_PIN_INI)
+        ):
             return
         message = unchecked_message(header_class.name, header_class.member_ids())
         raise _rule(self.item, PinError([f"{message} ({REQUIRE_PIN_INI} = true)"]), plain=True)
@@ -262,7 +287,7 @@ class OpenLock:
         raises ``PinError`` on a miss, notes for the summary a pin with no recording."""
         __tracebackhide__ = True
         pin_item = self.header_class.pin
-        if pin_item is None or pin_item.nodeid == self.item.nodeid:
+        if self.probe is not None or pin_item is None or pin_item.nodeid == self.item.nodeid:
             return
         pin = Pin(
             pin_item.nodeid, updates_of(pin_item.config).python_path(pin_item),
@@ -381,6 +406,13 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     classes_of(item.config).note_ran(header_class)
     redact_env = (*options.redact_env, *secret_env().values())
     opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
+    probe = probe_dir(item.config)
+    if probe is not None:
+        rules = ignore_rules(item, options.ignore)
+        hosts = options.allow_hosts
+        lock = probe_lock(item, path, options.script, redact=options.redact,
+                          redact_env=redact_env, allow_hosts=hosts, ignore=rules)  # fmt: skip
+        return opened(item, lock, path, update=False, probe=probe)
     if update:
         live = bool(item.config.getoption("headerlock_live", False))
         try:
@@ -441,6 +473,9 @@ def open_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
     _install(item.config)
     opened = _opened(item)
     if isinstance(opened, str):
+        probe = probe_dir(item.config)
+        if probe is not None:  # headerlock flakes says why the test could not run
+            dump(probe, item.nodeid, [], error=opened)
         pytest.fail(opened, pytrace=False)  # the user's to fix, and the message says how
     item.stash[_OPEN] = opened
     try:

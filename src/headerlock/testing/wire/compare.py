@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from headerlock.formats.explain import changes
@@ -45,6 +45,9 @@ class Difference:
     cache_reason: str | None = None
     reordered: bool = False
     """The same tools in another order: a flake to hunt, not a change to re-record."""
+    sorted_now: bool = False
+    """A reorder into the RFC order (sorted by name) from an unsorted recording: an
+    order fixed since the recording, a change to re-record or accept."""
     unsent: int = 0
     """How many recorded requests no request of the run matched (``unsent_requests``)."""
 
@@ -97,8 +100,11 @@ def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntr
     parts = change.membership() or [
         f"tool names {list(recorded.tool_names)} -> {list(sent.tool_names)}"
     ]
-    tool = change.first_changed
-    return Difference(number, api, "tools", "; ".join(parts), tool=tool)
+    if change.same_set and change.reordered:
+        detail, tool = "; ".join(parts), change.first_moved
+        moved = Difference(number, api, "tools", detail, tool=tool, reordered=True)
+        return replace(moved, sorted_now=change.sorted_now)
+    return Difference(number, api, "tools", "; ".join(parts), tool=change.first_changed)
 
 
 def _by_name(api: str, tools: Any) -> dict[str, Any]:
@@ -119,9 +125,8 @@ def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[D
         found.append(Difference(number, api, "tools", detail, tool=name))
     if change.reordered:
         detail = f"order {change.order()}"
-        found.append(
-            Difference(number, api, "tools", detail, tool=change.first_moved, reordered=True)
-        )
+        moved = Difference(number, api, "tools", detail, tool=change.first_moved, reordered=True)
+        found.append(replace(moved, sorted_now=change.sorted_now))
     if not found:  # same names, same data: a duplicate name or a changed count
         found.append(Difference(number, api, "tools", _changes(recorded, sent, "tools")))
     return found
@@ -217,14 +222,45 @@ def unsent_requests(recorded: Sequence[WireEntry], unserved: Sequence[int]) -> D
 
 
 ORDER_HINT: Final = (
-    "The same tools or requests in another order: an order flake, not a change to re-record."
-    " Find it with `headerlock flakes` (fresh processes, varied hash seeds) and check the"
-    " agent with headerlock.wire.assert_order_invariant; order_wire_tools sorts a tool list."
+    "The same tools in another order, not sorted by name: an order flake, not a change to"
+    " re-record, so no pending file is written (accepting it would lock in one hash seed's"
+    " order). Find it with `headerlock flakes <test>` (fresh processes, varied hash seeds)"
+    " and check the agent with headerlock.wire.assert_order_invariant; order_wire_tools (or"
+    " the README's standard-library lines) sorts a tool list. To keep this order anyway,"
+    " re-record the test."
+)
+SORTED_HINT: Final = (
+    "The tools are now sorted by name (the RFC order) and the recording's were not: the"
+    " order changed; re-record or accept (headerlock review)."
 )
 RECORD_HINT: Final = (
     "If the change is intended, re-record: lock(..., mode='record'), or run pytest"
     " with --snapshot-update."
 )
+
+
+def order_fixed(differences: Sequence[Difference]) -> bool:
+    """Whether every reorder among ``differences`` sorts an unsorted recorded order (a fix
+    to re-record, not a flake)."""
+    moved = [d for d in differences if d.reordered]
+    return bool(moved) and all(d.sorted_now for d in moved)
+
+
+def order_flake(differences: Sequence[Difference]) -> bool:
+    """Whether ``differences`` are only a tool order that is not a fix: a flake, which
+    gets no pending file."""
+    return order_only(differences) and not order_fixed(differences)
+
+
+def verdict(differences: Sequence[Difference]) -> list[str]:
+    """What a failed replay's report ends with: hunt the flake when only the tool order
+    moved; say the order changed when it moved into the sorted order; else how to
+    re-record (``RECORD_HINT`` last, which a caller may name a command in)."""
+    if order_flake(differences):
+        return [ORDER_HINT]
+    if order_only(differences):
+        return [SORTED_HINT, RECORD_HINT]
+    return [RECORD_HINT]
 
 
 def order_only(differences: Sequence[Difference]) -> bool:
@@ -242,5 +278,5 @@ def report(differences: Sequence[Difference], *, path: str) -> str:
     noun = "difference" if len(differences) == 1 else "differences"
     lines = [f"wire replay of {path} does not match the recording ({len(differences)} {noun}):"]
     lines += [f"  {d.line()}" for d in differences]
-    lines.append(ORDER_HINT if order_only(differences) else RECORD_HINT)
+    lines += verdict(differences)
     return "\n".join(lines)

@@ -39,7 +39,7 @@ from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import NAMES, detect_api
 from headerlock.testing.wire.clients.install import intercept, seen_clients
-from headerlock.testing.wire.compare import report, unsent_requests
+from headerlock.testing.wire.compare import order_flake, report, unsent_requests
 from headerlock.testing.wire.ignore import IgnoreRules, unmatched_message
 from headerlock.testing.wire.run import Mode, WireRun
 from headerlock.testing.wire.script import WireScript
@@ -64,6 +64,7 @@ class WireLock:
         record_errors: bool = False,
         ignore: Sequence[str] | IgnoreRules = (),
         pending: bool = False,
+        stand_in: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(
@@ -85,6 +86,9 @@ class WireLock:
         if pin:
             self._ignore.refuse_pinned()
         self._pending = pending and self.path is not None
+        self._stand_in = stand_in
+        """Replay: a request that matches nothing gets the closest recorded answer, as with
+        ``pending``, but no pending file is written (``headerlock flakes``)."""
         self._opened = False
         self._session: LockSession | None = None
         self._origins: AbstractContextManager[object] | None = None
@@ -135,7 +139,7 @@ class WireLock:
             scrubber=self._scrubber,
             allow_hosts=self._allow_hosts,
             ignore=self._ignore,
-            keep_going=self._pending and mode == "replay",
+            keep_going=(self._pending or self._stand_in) and mode == "replay",
         )
         self._session = session
         self._origins = origins.enter(session)
@@ -280,6 +284,8 @@ class WireLock:
             if green:
                 remove_pending(self.path)
             return
+        if order_flake(run.differences):
+            return  # one hash seed's order is not a change to accept (ORDER_HINT)
         made = session.recorded(run.pinned)
         if not made.requests:
             return

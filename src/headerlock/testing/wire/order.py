@@ -6,6 +6,12 @@ order always among them), each inside ``lock(None, mode="record",
 script=script)``, and compares every request body, byte for byte, with the
 identity order's. A failure names the minimal pair of orders and where the
 first request differs (request, api, segment, tool, byte offset).
+
+It varies the order of the items it is given, in this process. It cannot see an
+order that comes from the hash seed, such as a tool list built from a ``set``: that
+order is the same in every call of one process (``SEED_NOTE``). ``headerlock flakes
+<test>`` runs a ``headerlock_wire`` test in fresh processes under varied hash seeds and
+catches it.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ FIX = (
     "Send the tools in a deterministic order: headerlock.order_wire_tools(tools) for"
     " SDK tool dicts, order_by_name(tools) for framework tool objects, or"
     " PrepareTools(pydantic_ai_prepare_tools) in pydantic-ai."
+)
+SEED_NOTE = (
+    "This check varies registration order only; it cannot see a list built from a set"
+    " (its order changes with the hash seed, not within a process): run the agent's"
+    " headerlock_wire test under `headerlock flakes <test>` for that."
 )
 
 
@@ -278,6 +289,7 @@ def _failure(
     ]
     if where.segment == "tools" and first != second:
         lines.append(FIX)
+    lines.append(SEED_NOTE)
     return WireOrderError(
         "\n".join(lines),
         first_order=first_labels,
@@ -371,6 +383,11 @@ def assert_order_invariant(
     orders and where the first request differs (``shrink=False``: the first
     differing order found, sooner). Inside a running event loop, await
     ``assert_order_invariant_async`` instead.
+
+    It cannot see an order set by the hash seed (a tool list built from a ``set``):
+    that is the same in every call of one process, so such an agent passes. Run its
+    ``headerlock_wire`` test under ``headerlock flakes <test>`` (fresh processes,
+    varied hash seeds) to catch it.
     """
     listed = _listed(items)
     _check(run, listed, script, _max_examples(max_examples), shrink, _fresh_loop)
@@ -385,7 +402,8 @@ async def assert_order_invariant_async(
     shrink: bool = True,
 ) -> None:
     """``assert_order_invariant`` from async code: an async ``run`` runs on the
-    caller's event loop (Hypothesis drives the orders from a worker thread)."""
+    caller's event loop (Hypothesis drives the orders from a worker thread). Like it,
+    it cannot see a list built from a ``set``: use ``headerlock flakes <test>``."""
     listed = _listed(items)
     examples = _max_examples(max_examples)
     loop = asyncio.get_running_loop()

@@ -2,10 +2,11 @@
 ephemeral port) that keeps every hit and answers per route.
 
 A route is data: a method and a glob over the path (``*/chat/completions``,
-``*/responses``, ``*/messages``, ``*:generateContent``), answered by its answers
+``*/responses``, ``*/messages``, ``*:generateContent``, ``*/converse``), answered by its answers
 in order (the last one repeats). An answer is any status, body and headers: JSON,
 raw bytes, or a stream sent chunked with no content length, one HTTP chunk per
-piece (an SSE stream: one per event, as providers send them); it can come after a
+piece (an SSE stream: one per event, as providers send them; an AWS event stream:
+one per frame); it can come after a
 delay or never (timeout tests). A path no route matches gets a 404, and is kept too.
 
 ``ModelServer.script`` answers every model api headerlock knows
@@ -36,6 +37,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from headerlock.errors import ScriptExhaustedError
+from headerlock.formats import aws_eventstream
 from headerlock.runtime.adapters.scripted import ReplySpec, parse_reply
 from headerlock.testing.wire.apis import detect_api
 from headerlock.testing.wire.script import JSON, render_reply
@@ -181,6 +183,10 @@ ERROR_BODIES: dict[str, Callable[[int, str], Any]] = {
         "type": "error",
         "error": {"type": "api_error", "message": message},
     },
+    "bedrock.converse": lambda status, message: {
+        "__type": "ThrottlingException" if status == 429 else "InternalServerException",
+        "message": message,
+    },
 }
 """The error body of each api that does not use OpenAI's shape."""
 
@@ -215,7 +221,7 @@ class Script:
         return index, self.entries[index]
 
     def __call__(self, hit: Hit) -> Answer:
-        api = detect_api(hit.method, hit.path)
+        api = detect_api(hit.method, hit.path, hit.body)
         if api is None:
             return NOT_FOUND
         try:
@@ -235,6 +241,9 @@ class Script:
         if content_type.startswith(SSE):
             events = [event + b"\n\n" for event in body.split(b"\n\n")[:-1]]
             return sse_answer(events, status, content_type=content_type)
+        if content_type == aws_eventstream.MEDIA_TYPE:  # one HTTP chunk per frame
+            frames = aws_eventstream.split_frames(body)
+            return Answer(status, content_type=content_type, chunks=frames)
         return Answer(status, body, content_type)
 
 

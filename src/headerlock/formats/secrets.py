@@ -1,12 +1,14 @@
 """Which values are secrets: they become ``<<secret>>`` in every recording.
 
 The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
-``GEMINI_API_KEY`` and ``GOOGLE_API_KEY``, of the variables named in
+``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` and the AWS credentials (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``), of the variables named in
 ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
 pytest ini option ``headerlock_redact_env``, ``headerlock record
 --redact-env``), of the request headers ``authorization``, ``x-api-key``,
 ``api-key``, ``x-goog-api-key`` and any whose name holds ``key``, ``token``,
-``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header), and the
+``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header; ``X-Amz-Security-Token``
+too, and of a SigV4 ``Authorization`` its access key id and signature), and the
 credentials of a URL (``url_secrets``: its userinfo, its query parameters named
 like a credential header, the well-known key shapes ``KEY_SHAPES`` in its path or
 query), of each request and of the base URL variables ``URL_ENV``. Values shorter
@@ -32,6 +34,10 @@ DEFAULT_SECRET_ENV: Final = (
     "ANTHROPIC_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
 )
 URL_ENV: Final = ("HEADERLOCK_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 """Base URL variables: the credentials in their URLs (``url_secrets``) are secrets."""
@@ -105,6 +111,7 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
         if not is_credential_name(name):
             continue
         found.append(value)
+        found += _sigv4(value)
         scheme, _, token = value.partition(" ")
         token = token.strip()
         if not token:
@@ -113,6 +120,16 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
         if scheme.lower() == "basic":
             found += _basic_secrets(token)
     return found
+
+
+_SIGV4_PART: Final = re.compile(r"(?:Credential=([^/,\s]+)|Signature=([0-9a-fA-F]+))")
+
+
+def _sigv4(value: str) -> list[str]:
+    """The access key id and the signature of an AWS SigV4 ``Authorization`` value."""
+    if not value.startswith("AWS4-"):
+        return []
+    return [part for pair in _SIGV4_PART.findall(value) for part in pair if part]
 
 
 def _basic_secrets(token: str) -> list[str]:
@@ -124,13 +141,27 @@ def _basic_secrets(token: str) -> list[str]:
     return [decoded, password] if colon and password else [decoded]
 
 
+AWS_KEY_ID: Final = r"(?:AKIA|ASIA)[A-Z0-9]{16}"
+"""An AWS access key id (long-term ``AKIA``, temporary ``ASIA``): 20 characters."""
+_AWS_KEY_ID: Final = re.compile(r"(?<![A-Za-z0-9])" + AWS_KEY_ID + r"(?![A-Za-z0-9])")
+
+
+def aws_key_ids(text: str) -> list[str]:
+    """The AWS access key ids in any text (their shape is unmistakable)."""
+    if "AKIA" not in text and "ASIA" not in text:
+        return []
+    return _AWS_KEY_ID.findall(text)
+
+
 KEY_SHAPES: Final = (
     ("OpenAI", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{48,}"),
     ("Anthropic", r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),
     ("Google", r"AIza[A-Za-z0-9_-]{35}"),
+    ("AWS", AWS_KEY_ID),
 )
 """Well-known API key shapes, at their real lengths: found in a URL's path or query,
-such a value is a secret wherever it reappears (never searched for in other text)."""
+such a value is a secret wherever it reappears (only an AWS access key id is searched
+for in other text too: ``aws_key_ids``)."""
 _KEY_SHAPE = re.compile(
     r"(?<![A-Za-z0-9_-])(?:" + "|".join(shape for _, shape in KEY_SHAPES) + r")(?![A-Za-z0-9_-])"
 )

@@ -2,7 +2,7 @@
 
 A body is kept as JSON data, as text, as the server-sent ``events`` of a stream, each
 event with its data (JSON when it parses), name and id, so a replay hands the client the
-same stream, or as ``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
+same stream (AWS's binary event-stream frames too, decoded: ``aws_eventstream``), or as ``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from headerlock.formats import aws_eventstream
 from headerlock.formats.canonical_yaml import FlowMapping
 
 SSE_MEDIA_TYPE: Final = "text/event-stream"
@@ -126,8 +127,12 @@ def _event(text: str, name: str | None, event_id: str | None) -> SseEvent:
         return SseEvent(text, False, name, event_id)
 
 
+def _media(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
+
+
 def _is_json_type(content_type: str | None) -> bool:
-    media = (content_type or "").split(";")[0].strip().lower()
+    media = _media(content_type)
     return media == "application/json" or media.endswith("+json")
 
 
@@ -145,6 +150,12 @@ class WireResponse:
         """Parse a decoded body: SSE events, JSON data, text, or base64 of bytes that
         are not UTF-8 (kept exactly)."""
         media = (content_type or "").split(";")[0].strip().lower()
+        if media == aws_eventstream.MEDIA_TYPE:
+            frames = aws_eventstream.decode(body)
+            if frames is None:
+                return cls(status, content_type, "base64", base64.b64encode(body).decode("ascii"))
+            events = tuple(SseEvent(data, True, name) for name, data in frames)
+            return cls(status, content_type, "events", events)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
@@ -164,6 +175,9 @@ class WireResponse:
         """Status, content type and body bytes to hand back to a client."""
         if self.kind == "base64":
             return self.status, self.content_type, base64.b64decode(self.body)
+        if self.kind == "events" and _media(self.content_type) == aws_eventstream.MEDIA_TYPE:
+            pairs = ((e.event or "", e.data) for e in self.body)
+            return self.status, self.content_type, aws_eventstream.frames(pairs)
         if self.kind == "events":
             text = "".join(event.render() for event in self.body)
         elif self.kind == "json":

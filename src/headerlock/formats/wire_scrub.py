@@ -15,9 +15,9 @@ from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
-from headerlock.formats.secrets import MIN_SECRET_LENGTH, is_credential_name
+from headerlock.formats.secrets import MIN_SECRET_LENGTH, aws_key_ids, is_credential_name
 
-MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
+MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id", "toolUseId"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
 
 Redact = Callable[[str], str]
@@ -45,10 +45,12 @@ class Scrubber:
         return Scrubber.of((*self.secrets, *more), self.redact)
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced, then redacted."""
+        """``text`` with every secret and AWS access key id replaced, then redacted."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, placeholders.SECRET)
+        for key_id in aws_key_ids(text):
+            text = text.replace(key_id, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
 
     def query(self, query: str) -> str:

@@ -14,7 +14,9 @@ tokenized, a live recording's responses keep:
   different ids different tokens, so the requests the agent sends back tokenize alike;
 - times (``TIME_KEYS``) as ``EPOCH`` (2026-01-01T00:00:00Z), the number or ISO text;
 - ``system_fingerprint`` as ``<<fingerprint>>``;
-- ``obfuscation`` (``OBFUSCATION_KEY``, at any depth) as ``<<obfuscation>>``.
+- ``obfuscation`` (``OBFUSCATION_KEY``, at any depth) as ``<<obfuscation>>``;
+- Bedrock's ``latencyMs`` as 0 (its stream padding ``p`` is dropped when the
+  event-stream frames are decoded: ``aws_eventstream``).
 
 Request ids in response headers are never stored (a recording keeps status, content
 type and body only). Normalizing a normalized recording changes nothing.
@@ -33,11 +35,22 @@ from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens
 
 RESPONSE_ID_KEYS: Final = frozenset(
-    {"id", "call_id", "item_id", "tool_call_id", "tool_use_id", "response_id", "responseId"}
+    {
+        "id",
+        "call_id",
+        "item_id",
+        "tool_call_id",
+        "tool_use_id",
+        "toolUseId",
+        "response_id",
+        "responseId",
+    }
 )
 TIME_KEYS: Final = frozenset({"created", "created_at", "createTime"})
 EPOCH: Final = 1_767_225_600
 EPOCH_TEXT: Final = "2026-01-01T00:00:00Z"
+LATENCY_KEY: Final = "latencyMs"
+"""Bedrock's ``metrics.latencyMs``: stored as 0."""
 OBFUSCATION_KEY: Final = "obfuscation"
 OBFUSCATION: Final = "<<obfuscation>>"
 """What OpenAI's stream padding (random text of random length) is stored as."""
@@ -69,6 +82,8 @@ class _Normalizer:
             return EPOCH_TEXT
         if key == "system_fingerprint" and isinstance(value, str):
             return FINGERPRINT
+        if key == LATENCY_KEY and isinstance(value, int) and not isinstance(value, bool):
+            return 0
         if key == OBFUSCATION_KEY and isinstance(value, str):
             return OBFUSCATION
         return self.data(value)

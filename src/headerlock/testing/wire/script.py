@@ -50,7 +50,7 @@ def _turn(spec: ModelApi, path: str, request: Mapping[str, Any], reply: Reply, i
     input_tokens = max(1, len(canonical_json(request)) // 4)
     model = spec.model_of(path, request)
     stream = spec.streams(path, request)
-    return Turn(request, reply, index, tuple(calls), input_tokens, model, stream)
+    return Turn(request, reply, index, tuple(calls), input_tokens, model, stream, path)
 
 
 def render_reply(

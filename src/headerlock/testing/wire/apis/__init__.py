@@ -16,6 +16,7 @@ from typing import Final
 from headerlock.errors import ConfigError
 from headerlock.testing.wire.apis import (
     anthropic_messages,
+    bedrock_converse,
     gemini,
     openai_chat,
     openai_responses,
@@ -27,6 +28,7 @@ REGISTERED: Final[tuple[ModelApi, ...]] = (
     openai_responses.API,
     anthropic_messages.API,
     gemini.API,
+    bedrock_converse.API,
 )
 """Every model API, in the order a request path is matched against them."""
 
@@ -43,11 +45,12 @@ def model_api(name: str) -> ModelApi:
     return found
 
 
-def detect_api(method: str, path: str) -> str | None:
-    """The model api of a request, or ``None`` for any other traffic."""
+def detect_api(method: str, path: str, body: bytes = b"") -> str | None:
+    """The model api of a request, or ``None`` for any other traffic (a cloud route
+    that serves several APIs needs the ``body`` to tell)."""
     if method.upper() != "POST":
         return None
-    return next((entry.name for entry in REGISTERED if entry.matches(path)), None)
+    return next((entry.name for entry in REGISTERED if entry.matches(path, body)), None)
 
 
 def split_body(name: str, body: bytes) -> Split:

@@ -1,4 +1,11 @@
-"""Anthropic messages (``anthropic.messages``): ``POST .../messages``.
+"""Anthropic messages (``anthropic.messages``): ``POST .../messages``, and its cloud routes.
+
+On AWS Bedrock (``AnthropicBedrock``) the same body goes to ``/model/{model}/invoke``
+(``/invoke-with-response-stream``: AWS event-stream frames, each a ``chunk`` wrapping
+one Anthropic event), on Google Vertex (``AnthropicVertex``) to
+``.../models/{model}:rawPredict`` (``:streamRawPredict``: server-sent events). Both
+routes serve other models too, so a request there is this API's when its body holds
+``anthropic_version``; the model is then in the path (percent-encoded or not).
 
 The system is ``system`` (a string or text blocks), tools ``tools``
 (``{"name": ..., "input_schema": ...}`` or a named server tool); a scripted
@@ -12,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
+from urllib.parse import unquote
 
+from headerlock.formats import aws_eventstream
 from headerlock.testing.wire.apis.base import (
     JSON,
     PER_USER,
@@ -26,6 +35,30 @@ from headerlock.testing.wire.apis.base import (
     sse,
 )
 from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
+
+BEDROCK_STREAM: Final = "/invoke-with-response-stream"
+CLOUD_ROUTES: Final = ("/invoke", BEDROCK_STREAM, ":rawPredict", ":streamRawPredict")
+EVENTSTREAM: Final = aws_eventstream.MEDIA_TYPE
+
+
+def model_of(path: str, request: Mapping[str, Any]) -> str:
+    """The body's ``model``; on a cloud route the one in the path (``/model/{id}/invoke``,
+    ``.../models/{id}:rawPredict``), URL-decoded."""
+    model = request.get("model")
+    if isinstance(model, str):
+        return model
+    path = path.rstrip("/")
+    if path.endswith(("/invoke", BEDROCK_STREAM)):
+        found = path.rpartition("/")[0].rpartition("/")[2]
+    else:
+        found = path.rpartition("/")[2].partition(":")[0]
+    return unquote(found) or "scripted"
+
+
+def streams(path: str, request: Mapping[str, Any]) -> bool:
+    """``"stream": true`` in the body, or a streaming cloud route."""
+    path = path.rstrip("/")
+    return request.get("stream") is True or path.endswith((BEDROCK_STREAM, ":streamRawPredict"))
 
 
 def error_body(message: str, code: str) -> dict[str, Any]:
@@ -65,6 +98,9 @@ def _tool_use(turn: Turn, k: int, complete: bool) -> dict[str, Any]:
 
 def render(turn: Turn) -> Rendered:
     """A ``message``, or its events when the request streams."""
+    if turn.stream and turn.path.rstrip("/").endswith(BEDROCK_STREAM):
+        chunks = (("chunk", data) for _, data in _events(turn))
+        return 200, EVENTSTREAM, aws_eventstream.frames(chunks)
     if turn.stream:
         return 200, SSE, sse(_events(turn))
     if turn.reply.error is not None:
@@ -211,6 +247,10 @@ usage reports cache reads and writes, and with the cache-diagnosis beta
 API: Final = ModelApi(
     name="anthropic.messages",
     path_suffixes=("/messages",),
+    body_routes=CLOUD_ROUTES,
+    body_marker="anthropic_version",
+    model_of=model_of,
+    streams=streams,
     messages_key="messages",
     system_keys=("system",),
     volatile=PER_USER,

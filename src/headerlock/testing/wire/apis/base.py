@@ -123,6 +123,8 @@ class Turn:
     """A plausible estimate: a token per four characters of the canonical request."""
     model: str
     stream: bool
+    path: str = ""
+    """The request's path (a route may choose the stream's framing)."""
 
     @property
     def created(self) -> int:
@@ -214,9 +216,12 @@ class ModelApi:
     """Everything the wire code knows about one model API.
 
     ``name`` is ``provider.endpoint``; a POST whose path ends with one of
-    ``path_suffixes`` is this API's. The body's ``messages_key`` holds the
+    ``path_suffixes`` is this API's, and one ending with one of ``body_routes``
+    when its body is a JSON object holding ``body_marker`` (a cloud route that
+    serves several APIs). The body's ``messages_key`` holds the
     messages, the first of ``system_keys`` present the system (or
-    ``leading_system`` cuts it out of the messages), ``tools`` the tools;
+    ``leading_system`` cuts it out of the messages), the key path ``tools_at``
+    the tools (the other members of an object on that path are config);
     config is the rest minus ``volatile``. ``tools_of`` lists the tools one per
     name and ``tool_spans`` their bytes in the same order. ``error_body(message,
     code)`` is the provider's error JSON; ``render`` answers a scripted ``Turn``
@@ -238,6 +243,9 @@ class ModelApi:
     volatile: Volatile = Volatile()
     cache_reasons: tuple[tuple[str, str], ...] = ()
     cache: CacheRules = IMPLICIT
+    body_routes: tuple[str, ...] = ()
+    body_marker: str = ""
+    tools_at: tuple[str, ...] = ("tools",)
     leading_system: LeadingSystem | None = None
     model_of: Callable[[str, Mapping[str, Any]], str] = model_in_body
     streams: Callable[[str, Mapping[str, Any]], bool] = stream_in_body
@@ -254,9 +262,20 @@ class ModelApi:
         """The provider part of the name (``anthropic`` of ``anthropic.messages``)."""
         return self.name.partition(".")[0]
 
-    def matches(self, path: str) -> bool:
-        """Whether a POST to ``path`` is a request of this API."""
-        return path.rstrip("/").endswith(self.path_suffixes)
+    def matches(self, path: str, body: bytes = b"") -> bool:
+        """Whether a POST of ``body`` to ``path`` is a request of this API."""
+        path = path.rstrip("/")
+        if path.endswith(self.path_suffixes):
+            return True
+        if not self.body_routes or not path.endswith(self.body_routes):
+            return False
+        if self.body_marker.encode() not in body:
+            return False
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            return False
+        return isinstance(data, dict) and self.body_marker in data
 
     def tool_names(self, tools: Any) -> list[str]:
         """The names of ``tools`` in the order sent."""
@@ -272,8 +291,7 @@ class ModelApi:
         if not isinstance(data, dict):
             raise ValueError("the request body is not a JSON object")
         spans = object_members(body)
-        tools = data.get("tools")
-        tools_raw = body[slice(*spans["tools"])] if "tools" in spans else b""
+        tools, tools_raw = self._tools(body, data, spans)
         messages = data.get(self.messages_key)
         system_key = next((k for k in self.system_keys if k in data), None)
         if system_key is not None:
@@ -283,8 +301,28 @@ class ModelApi:
             system, messages, system_raw = self.leading_system(body, span, messages)
         else:
             system, system_raw = None, b""
-        cut = ("tools", self.messages_key, *self.system_keys)
-        config = self.volatile.drop({k: v for k, v in data.items() if k not in cut})
+        cut = (self.tools_at[0], self.messages_key, *self.system_keys)
+        config = {k: v for k, v in data.items() if k not in cut}
+        holder = data.get(self.tools_at[0])
+        if len(self.tools_at) > 1 and isinstance(holder, dict):
+            rest = {k: v for k, v in holder.items() if k != self.tools_at[1]}
+            if rest:  # e.g. Bedrock's toolConfig.toolChoice
+                config[self.tools_at[0]] = rest
+        config = self.volatile.drop(config)
         names = self.tool_names(tools)
         at = spans[self.messages_key][0] if self.messages_key in spans else None
         return Split(self.name, config, system, tools, messages, tools_raw, system_raw, names, at)
+
+    def _tools(
+        self, body: bytes, data: dict[str, Any], spans: dict[str, Span]
+    ) -> tuple[Any, bytes]:
+        """The tools at ``tools_at`` and their bytes as sent (``None``, ``b""``: none)."""
+        value: Any = data
+        for depth, key in enumerate(self.tools_at):
+            if not isinstance(value, dict) or key not in value or key not in spans:
+                return None, b""
+            value = value[key]
+            start, end = spans[key]
+            if depth + 1 < len(self.tools_at):
+                spans = object_members(body, start) if body[start : start + 1] == b"{" else {}
+        return value, body[start:end]

@@ -55,11 +55,10 @@ class SentRequest:
 def sent_request(
     client: str, method: str, url: str, headers: Iterator[tuple[str, str]], body: bytes
 ) -> SentRequest:
-    """A ``SentRequest``, its model API detected from the method and path."""
+    """A ``SentRequest``, its model API detected from the method, path and body."""
     method = method.upper()
-    return SentRequest(
-        client, method, url, tuple(headers), body, detect_api(method, urlsplit(url).path)
-    )
+    api = detect_api(method, urlsplit(url).path, body)
+    return SentRequest(client, method, url, tuple(headers), body, api)
 
 
 @dataclass(frozen=True, slots=True)

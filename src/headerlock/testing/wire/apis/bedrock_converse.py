@@ -1,0 +1,224 @@
+"""AWS Bedrock Converse (``bedrock.converse``): ``POST /model/{modelId}/converse``, and
+``/converse-stream`` for a stream (``boto3``'s ``bedrock-runtime`` ``converse`` and
+``converse_stream``; botocore sends them through urllib3).
+
+The model is in the path (URL-decoded). The system is ``system`` (text blocks), the
+messages ``messages`` (``toolUse``/``toolResult`` blocks, their ``toolUseId``
+tokenized), the tools ``toolConfig.tools``: one ``{"toolSpec": {"name", "description",
+"inputSchema": {"json": ...}}}`` per tool; a ``{"cachePoint": ...}`` entry there is a
+cache breakpoint, not a tool (it is not listed, named or compared as one, and
+``order_wire_tools`` keeps it after the tools it follows). ``toolConfig.toolChoice``,
+``inferenceConfig``, ``additionalModelRequestFields`` and the rest are config.
+
+A scripted answer is a Converse response (``output.message``, ``stopReason``, ``usage``
+with ``cacheReadInputTokens``/``cacheWriteInputTokens``, ``metrics``), or a
+ConverseStream in AWS's event-stream framing (``formats.aws_eventstream``):
+``messageStart``, ``contentBlockStart``/``Delta``/``Stop`` per block, ``messageStop``
+and ``metadata``. Bedrock caches only up to explicit ``cachePoint`` blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+from urllib.parse import unquote
+
+from headerlock.formats import aws_eventstream
+from headerlock.testing.wire.apis.base import (
+    JSON,
+    ModelApi,
+    Rendered,
+    Turn,
+    dumps,
+    halves,
+    items,
+)
+from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
+from headerlock.testing.wire.spans import Span, array_elements, object_members
+
+CONVERSE: Final = "/converse"
+STREAM: Final = "/converse-stream"
+EVENTSTREAM: Final = aws_eventstream.MEDIA_TYPE
+TOOL_SPEC: Final = "toolSpec"
+CACHE_POINT: Final = "cachePoint"
+
+
+def model_of(path: str, request: Mapping[str, Any]) -> str:
+    """The model id of the path (``/model/{modelId}/converse``), URL-decoded."""
+    model = path.rstrip("/").rpartition("/")[0].rpartition("/")[2]
+    return unquote(model) or "scripted"
+
+
+def streams(path: str, request: Mapping[str, Any]) -> bool:
+    """Whether the request is ``/converse-stream``."""
+    return path.rstrip("/").endswith(STREAM)
+
+
+def _is_cache_point(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and CACHE_POINT in entry and TOOL_SPEC not in entry
+
+
+def tools_of(tools: Any) -> list[Any]:
+    """Each ``toolSpec`` (a tool named by its ``name``); any other entry but a
+    ``cachePoint`` as it is (a tool of an unknown shape, named by its only key)."""
+    if not isinstance(tools, list):
+        return []
+    found: list[Any] = []
+    for entry in tools:
+        if _is_cache_point(entry):
+            continue
+        spec = entry.get(TOOL_SPEC) if isinstance(entry, Mapping) else None
+        found.append(spec if isinstance(spec, Mapping) else entry)
+    return found
+
+
+def tool_spans(raw: bytes) -> list[Span]:
+    """The bytes of each tool of ``tools_of`` (its ``toolSpec`` value), in its order."""
+    spans: list[Span] = []
+    for start, end in array_elements(raw):
+        members = object_members(raw, start) if raw[start : start + 1] == b"{" else {}
+        if CACHE_POINT in members and TOOL_SPEC not in members:
+            continue
+        spans.append(members.get(TOOL_SPEC, (start, end)))
+    return spans
+
+
+def error_body(message: str, code: str) -> dict[str, Any]:
+    """Bedrock's error JSON: botocore reads the error code from ``__type``."""
+    return {"__type": "ValidationException", "message": message, "reason": code}
+
+
+def _usage(turn: Turn) -> dict[str, Any]:
+    return {
+        "inputTokens": turn.input_tokens,
+        "outputTokens": turn.output_tokens,
+        "totalTokens": turn.input_tokens + turn.output_tokens,
+        "cacheReadInputTokens": 0,
+        "cacheWriteInputTokens": 0,
+    }
+
+
+def _stop(turn: Turn) -> str:
+    return "tool_use" if turn.calls else "end_turn"
+
+
+def render(turn: Turn) -> Rendered:
+    """A Converse response, or a ConverseStream when the request streams."""
+    if turn.stream:
+        return 200, EVENTSTREAM, aws_eventstream.frames(_events(turn))
+    if turn.reply.error is not None:
+        return 400, JSON, dumps(error_body(turn.reply.error, "scripted_error")).encode()
+    content: list[dict[str, Any]] = [{"text": turn.reply.text}] if turn.reply.text else []
+    content += [
+        {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.input}} for c in turn.calls
+    ]
+    body = {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": _stop(turn),
+        "usage": _usage(turn),
+        "metrics": {"latencyMs": 0},
+    }
+    return 200, JSON, dumps(body).encode()
+
+
+def _events(turn: Turn) -> Iterator[tuple[str, Any]]:
+    """The ConverseStream events; an error ends the stream after the text with a
+    ``modelStreamErrorException``."""
+    yield "messageStart", {"role": "assistant"}
+    block = 0
+    if turn.reply.text or turn.reply.error is not None:
+        for piece in turn.reply.text_chunks():
+            yield "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}}
+        if (error := turn.reply.error) is not None:
+            yield "exception:modelStreamErrorException", {"message": error}
+            return
+        yield "contentBlockStop", {"contentBlockIndex": 0}
+        block = 1
+    for k, call in enumerate(turn.calls):
+        at = block + k
+        start = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+        yield "contentBlockStart", {"contentBlockIndex": at, "start": start}
+        for piece in halves(call.arguments):
+            yield (
+                "contentBlockDelta",
+                {"contentBlockIndex": at, "delta": {"toolUse": {"input": piece}}},
+            )
+        yield "contentBlockStop", {"contentBlockIndex": at}
+    yield "messageStop", {"stopReason": _stop(turn)}
+    yield "metadata", {"usage": _usage(turn), "metrics": {"latencyMs": 0}}
+
+
+def last_user_text(request: Mapping[str, Any]) -> str | None:
+    """The text of the last ``user`` message that has text blocks."""
+    for message in reversed(items(request.get("messages"))):
+        texts = [b.get("text") for b in items(message.get("content")) if "text" in b]
+        if message.get("role") == "user" and texts:
+            return "\n\n".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def last_tool_result(request: Mapping[str, Any]) -> str | None:
+    """The tool whose ``toolUse`` the last ``toolResult`` block answers."""
+    blocks = [b for m in items(request.get("messages")) for b in items(m.get("content"))]
+    results = [b["toolResult"] for b in blocks if isinstance(b.get("toolResult"), Mapping)]
+    if not results:
+        return None
+    use_id = results[-1].get("toolUseId")
+    for block in blocks:
+        use = block.get("toolUse")
+        if isinstance(use, Mapping) and use.get("toolUseId") == use_id:
+            name = use.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+CACHE: Final = CacheRules(
+    provider="Bedrock",
+    docs="https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html",
+    keyed=(
+        KeyedConfig("model"),
+        KeyedConfig("toolConfig", code="tool-choice-changed", scope="messages"),
+        KeyedConfig("additionalModelRequestFields", scope="messages"),
+    ),
+    minimums=(
+        ("opus-4-5", 4096),
+        ("haiku-4-5", 4096),
+        ("3-5-haiku", 2048),
+        ("nova", 1000),
+    ),
+    default_minimum=1024,
+    breakpoints=True,
+    max_breakpoints=4,
+    lookback=20,
+    marker=CACHE_POINT,
+    usage_of=usage_reader(
+        (("usage",),),
+        ("inputTokens",),
+        (("cacheReadInputTokens",),),
+        (("cacheWriteInputTokens",),),
+    ),
+)
+"""Explicit ``cachePoint`` blocks (at most 4 per request, each looking back 20 blocks)
+in ``toolConfig.tools``, ``system`` and ``messages``, rendered tools, system, messages;
+minimum tokens per checkpoint: 1,024 (Claude Sonnet, Opus 4, 3.7), 2,048 (Claude 3.5
+Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000 (Amazon Nova)."""
+
+
+API: Final = ModelApi(
+    name="bedrock.converse",
+    path_suffixes=(CONVERSE, STREAM),
+    messages_key="messages",
+    system_keys=("system",),
+    tools_at=("toolConfig", "tools"),
+    model_of=model_of,
+    streams=streams,
+    tools_of=tools_of,
+    tool_spans=tool_spans,
+    render=render,
+    error_body=error_body,
+    call_id_prefix="tooluse_",
+    cache_reasons=(("tools", "tools_changed"), ("system", "system_changed")),
+    cache=CACHE,
+    last_user_text=last_user_text,
+    last_tool_result=last_tool_result,
+)

@@ -1,9 +1,9 @@
 """Which values are secrets: they become ``<<secret>>`` in every recording.
 
 The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
-``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` and the AWS credentials (``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``), of the variables named in
-``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
+``GEMINI_API_KEY``, ``GOOGLE_API_KEY``, the AWS credentials (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``), of the
+variables named in ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
 pytest ini option ``headerlock_redact_env``, ``headerlock record
 --redact-env``), of the request headers ``authorization``, ``x-api-key``,
 ``api-key``, ``x-goog-api-key`` and any whose name holds ``key``, ``token``,

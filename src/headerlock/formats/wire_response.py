@@ -2,7 +2,8 @@
 
 A body is kept as JSON data, as text, as the server-sent ``events`` of a stream, each
 event with its data (JSON when it parses), name and id, so a replay hands the client the
-same stream (AWS's binary event-stream frames too, decoded: ``aws_eventstream``), or as ``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
+same stream (AWS's binary event-stream frames too, decoded: ``aws_eventstream``), or as
+``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
 """
 
 from __future__ import annotations

@@ -25,6 +25,15 @@ _SCALARS = (str, int, float, bool, type(None))
 GEMINI_DECLARATIONS: Final = ("functionDeclarations", "function_declarations")
 """The keys a Gemini ``tools[]`` entry lists its function declarations under (the REST
 API's camelCase, which the SDK sends, and the SDK's own snake_case)."""
+BEDROCK_SPEC: Final = "toolSpec"
+"""The key a Bedrock Converse ``toolConfig.tools`` entry holds its tool under."""
+BEDROCK_CACHE_POINT: Final = "cachePoint"
+"""A Bedrock ``toolConfig.tools`` entry that is a cache breakpoint, not a tool."""
+
+
+def is_cache_point(entry: Any) -> bool:
+    """Whether a tools-list entry is a Bedrock ``{"cachePoint": ...}`` breakpoint."""
+    return isinstance(entry, Mapping) and list(entry) == [BEDROCK_CACHE_POINT]
 
 
 def wire_tool_name(
@@ -36,7 +45,7 @@ def wire_tool_name(
     responses: ``{"type": "function", "name": ...}``; Anthropic:
     ``{"name": ..., "input_schema": ...}`` (or a named server tool); Gemini: one
     function declaration ``{"name": ..., "parameters": ...}`` of a ``tools[]``
-    entry. ``strict`` (what ordering needs) raises ``WireToolError`` naming
+    entry; Bedrock Converse: ``{"toolSpec": {"name": ..., "inputSchema": ...}}``. ``strict`` (what ordering needs) raises ``WireToolError`` naming
     ``where`` (default ``tools[index]``) for any other shape. Otherwise (naming
     what a request sent) a built-in tool is named by its ``type``, or by its only
     key (Gemini's ``{"googleSearch": {}}``), and anything else is ``"?"``.
@@ -48,7 +57,9 @@ def wire_tool_name(
         raise WireToolError(
             f"{where}: expected a tool dict, got {type(tool).__name__}", index=index
         )
-    if "function" in tool:
+    if isinstance(tool.get(BEDROCK_SPEC), Mapping):
+        name = tool[BEDROCK_SPEC].get("name")
+    elif "function" in tool:
         function = tool["function"]
         if tool.get("type") != "function" or not isinstance(function, Mapping):
             raise WireToolError(
@@ -60,7 +71,7 @@ def wire_tool_name(
         name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise WireToolError(
-            f"{where}: not an OpenAI chat, OpenAI responses, Anthropic or Gemini tool"
+            f"{where}: not an OpenAI chat, OpenAI responses, Anthropic, Gemini or Bedrock tool"
             f" (no name); keys: {', '.join(sorted(map(str, tool)))}",
             index=index,
         )
@@ -70,9 +81,10 @@ def wire_tool_name(
 def _sent_name(tool: Any) -> str:
     if not isinstance(tool, Mapping):
         return "?"
-    function = tool.get("function")
-    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-        return str(function["name"])
+    for key in ("function", BEDROCK_SPEC):
+        inner = tool.get(key)
+        if isinstance(inner, Mapping) and isinstance(inner.get("name"), str):
+            return str(inner["name"])
     for key in ("name", "type"):
         if isinstance(tool.get(key), str):
             return str(tool[key])
@@ -196,11 +208,19 @@ def order_wire_tools(
     ordered by declaration: the result holds each run of declarations in one
     entry and each built-in tool (named by its key) in its own. Raises
     ``WireToolError`` for an unknown tool shape and ``ToolOrderError`` for a
-    malformed or unsatisfiable ``tool_order``.
+    malformed or unsatisfiable ``tool_order``. Bedrock Converse tools (the
+    ``toolConfig.tools`` list: ``{"toolSpec": ...}`` entries) are ordered by their
+    ``toolSpec`` name; a ``{"cachePoint": ...}`` entry is no tool and keeps its index
+    in the list (one at the end stays at the end), the tools fill the other places.
     """
     policy = validate_tool_order(tool_order)
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise WireToolError(f"tools must be a list of tool dicts, got {type(tools).__name__}")
+    points = {n: dict(t) for n, t in enumerate(tools) if is_cache_point(t)}
+    if points:
+        rest = [t for n, t in enumerate(tools) if n not in points]
+        ordered = iter(order_wire_tools(rest, tool_order, known_names=known_names))
+        return [points[n] if n in points else next(ordered) for n in range(len(tools))]
     gemini = _declarations_key(tools)
     if gemini is not None:
         named = _gemini_tools(tools)

@@ -85,7 +85,9 @@ def _tool(tool: Any) -> ToolSchema:
     if not isinstance(tool, Mapping):
         return ToolSchema(str(tool))
     spec = tool.get("function", tool) if isinstance(tool.get("function"), Mapping) else tool
-    schema = spec.get("parameters", spec.get("input_schema", {}))
+    schema = spec.get("parameters", spec.get("input_schema", spec.get("inputSchema", {})))
+    if isinstance(schema, Mapping) and list(schema) == ["json"]:  # Bedrock's inputSchema
+        schema = schema["json"]
     return ToolSchema(
         name=wire_tool_name(tool, strict=False),
         description=str(spec.get("description", "")),

@@ -1,0 +1,320 @@
+"""AWS Bedrock Converse (``bedrock.converse``) through the real ``boto3`` client over real
+HTTP (botocore sends through urllib3): recorded, replayed, scripted (text, tool use,
+ConverseStream in AWS's event-stream framing), pinned, order-checked, cache-reported,
+and with every AWS credential kept out of the recording."""
+
+from __future__ import annotations
+
+import io
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+boto3 = pytest.importorskip("boto3")
+from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
+
+from headerlock import order_wire_tools, wire  # noqa: E402
+from headerlock.cli import main  # noqa: E402
+from headerlock.errors import WireMismatch, WireOrderError  # noqa: E402
+from headerlock.formats import aws_eventstream  # noqa: E402
+from headerlock.formats.wire_recording import load_wire_recording  # noqa: E402
+from headerlock.testing.wire.apis import detect_api, model_api  # noqa: E402
+from headerlock.testing.wire.driver import request_header  # noqa: E402
+from tests.model_server import ModelServer  # noqa: E402
+
+KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+TOKEN = "FwoGZXIvYXdzEXAMPLEsessionTOKEN0123456789abcdef"
+MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+PATH = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
+STREAM_PATH = PATH + "-stream"
+NAMES = ["read_file", "grep", "bash"]
+CALL: dict[str, Any] = {
+    "text": "Let me look.",
+    "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}],
+}
+
+
+def _closed_origin() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+CLOSED = _closed_origin()
+"""Nothing listens here: a replay or a script answers, a leak fails."""
+
+
+def client(origin: str = CLOSED) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=origin,
+        region_name="us-east-1",
+        aws_access_key_id=KEY_ID,
+        aws_secret_access_key=SECRET,
+        aws_session_token=TOKEN,
+    )
+
+
+def tool(name: str, description: str | None = None) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    spec = {"name": name, "description": description or f"The {name} tool."}
+    return {"toolSpec": {**spec, "inputSchema": {"json": schema}}}
+
+
+def ask(bedrock: Any, messages: list[Any] | None = None, **fields: Any) -> Any:
+    tools = fields.pop("tools", None) or [tool(n) for n in NAMES]
+    return bedrock.converse(
+        modelId=MODEL,
+        system=fields.pop("system", [{"text": "You are terse."}]),
+        messages=messages or [{"role": "user", "content": [{"text": "hi"}]}],
+        toolConfig={"tools": tools, "toolChoice": {"auto": {}}},
+        inferenceConfig={"maxTokens": 256, "temperature": fields.pop("temperature", 0.2)},
+        **fields,
+    )
+
+
+def streamed_text(bedrock: Any) -> str:
+    response = bedrock.converse_stream(
+        modelId=MODEL,
+        messages=[{"role": "user", "content": [{"text": "and now?"}]}],
+        toolConfig={"tools": [tool(n) for n in NAMES]},
+    )
+    events = list(response["stream"])  # botocore's own event-stream parser
+    assert list(events[0]) == ["messageStart"] and list(events[-1]) == ["metadata"]
+    return "".join(
+        e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e
+    )
+
+
+def conversation(bedrock: Any) -> list[str]:
+    """A tool use answered with its result, then a streamed answer."""
+    first = ask(bedrock)
+    content = first["output"]["message"]["content"]
+    [use] = [block["toolUse"] for block in content if "toolUse" in block]
+    result = {"toolUseId": use["toolUseId"], "content": [{"text": "A"}]}
+    history = [
+        {"role": "user", "content": [{"text": "hi"}]},
+        first["output"]["message"],
+        {"role": "user", "content": [{"toolResult": result}]},
+    ]
+    last = ask(bedrock, history)
+    return [use["name"], last["output"]["message"]["content"][0]["text"], streamed_text(bedrock)]
+
+
+# -- record and replay -----------------------------------------------------------------
+
+
+def test_converse_records_against_the_server_and_replays_with_it_stopped(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    model_server.script([CALL, {"text": "It says A."}, {"text": "streamed words"}])
+    path = tmp_path / "bedrock.yaml"
+    with wire.lock(path, mode="record") as run:
+        recorded = conversation(client(model_server.origin))
+    assert recorded == ["read_file", "It says A.", "streamed words"]
+    assert [h.path for h in model_server.hits] == [PATH, PATH, STREAM_PATH]
+    assert model_server.hits[0].headers["authorization"].startswith("AWS4-HMAC-SHA256 ")
+    assert [r.api for r in run.requests] == ["bedrock.converse"] * 3
+    first, second, third = load_wire_recording(path).requests
+    assert (first.system, first.tools, first.tool_names) == (
+        "<<system>>",
+        "<<tools>>",
+        ("bash", "grep", "read_file"),
+    )
+    assert first.config == {
+        "inferenceConfig": {"maxTokens": 256, "temperature": 0.2},
+        "toolConfig": {"toolChoice": {"auto": {}}},
+    }
+    use = second.messages[1]["content"][1]["toolUse"]
+    result = second.messages[2]["content"][0]["toolResult"]
+    assert use["toolUseId"] == result["toolUseId"] == "<<id:1>>"
+    assert third.response is not None and third.response.kind == "events"
+    assert third.response.content_type == aws_eventstream.MEDIA_TYPE
+    assert [e.event for e in third.response.body] == [
+        "messageStart",
+        "contentBlockDelta",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ]
+    before, hits = path.read_bytes(), len(model_server.hits)
+    with wire.lock(path) as replay:
+        assert conversation(client(model_server.origin)) == recorded
+    assert len(model_server.hits) == hits  # 0 hits: the replay answered everything
+    assert replay.differences == [] and path.read_bytes() == before
+    with wire.lock(path):
+        assert conversation(client()) == recorded  # nothing listens there
+
+
+def test_no_aws_credential_reaches_the_recording_or_the_output(
+    model_server: ModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", TOKEN)
+    model_server.script([{"text": "ok"}, {"text": "ok"}])
+    path = tmp_path / "bedrock.yaml"
+    leak = f"debug {KEY_ID} {SECRET} {TOKEN} ASIAQWERTYUIOPASDFGH"
+    with wire.lock(path, mode="record", pin=True):
+        ask(client(model_server.origin), system=[{"text": leak}])
+        ask(client(model_server.origin), [{"role": "user", "content": [{"text": leak}]}])
+    signature = model_server.hits[0].headers["authorization"].rpartition("Signature=")[2]
+    text = path.read_text()
+    for secret in (KEY_ID, SECRET, TOKEN, "ASIAQWERTYUIOPASDFGH", signature, "AWS4-HMAC"):
+        assert secret not in text
+    assert "debug <<secret>> <<secret>> <<secret>> <<secret>>" in text
+    with pytest.raises(WireMismatch) as caught, wire.lock(path), pytest.raises(ClientError):
+        ask(client(), system=[{"text": leak + " more"}])
+    shown = str(caught.value) + capsys.readouterr().out
+    assert "system" in shown and KEY_ID not in shown and SECRET not in shown
+
+
+# -- pinned: the tool that moved or changed is named ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [tool("grep"), tool("read_file"), tool("bash")],
+        [tool("read_file"), tool("grep", "Search the files."), tool("bash")],
+    ],
+    ids=["reordered", "description"],
+)
+def test_a_pinned_replay_fails_naming_the_tool(
+    model_server: ModelServer, tmp_path: Path, tools: list[Any]
+) -> None:
+    model_server.script([{"text": "ok"}])
+    path = tmp_path / "bedrock.yaml"
+    with wire.lock(path, mode="record", pin=True):
+        ask(client(model_server.origin))
+    entry = load_wire_recording(path).requests[0]
+    assert entry.prefix is not None and '"toolSpec"' in entry.prefix.tools
+    with pytest.raises(WireMismatch) as caught, wire.lock(path):
+        with pytest.raises(ClientError) as answer:
+            ask(client(), tools=tools)
+    assert answer.value.response["Error"]["Code"] == "ValidationException"
+    assert "headerlock: request 1 (bedrock.converse)" in str(answer.value)
+    assert any("grep" in line for line in caught.value.differences), caught.value.differences
+
+
+def test_an_app_wire_header_reads_each_tool_spec() -> None:
+    with wire.lock(None, mode="record", script=[{"text": "ok"}]) as run:
+        ask(client())
+    header = request_header(run.requests[0])
+    assert header.system == "You are terse."
+    assert [t.name for t in header.tools] == NAMES
+    assert header.tools[0].parameters["type"] == "object"
+
+
+# -- scripted --------------------------------------------------------------------------
+
+
+def test_scripted_replies_parse_through_botocore() -> None:
+    failing = {"text": "partial", "error": "model overloaded"}
+    script = [CALL, {"text": "Hello there, world"}, CALL, failing, failing]
+    with wire.lock(None, mode="record", script=script) as run:
+        first = ask(client())
+        assert streamed_text(client()) == "Hello there, world"
+        calls = client().converse_stream(
+            modelId=MODEL, messages=[{"role": "user", "content": [{"text": "x"}]}]
+        )
+        events = list(calls["stream"])
+        with pytest.raises(ClientError, match="model overloaded"):
+            ask(client())
+        with pytest.raises(EventStreamError, match="model overloaded"):
+            streamed_text(client())
+    assert first["stopReason"] == "tool_use"
+    assert first["output"]["message"]["content"][1]["toolUse"] == {
+        "toolUseId": "tooluse_script0000t0",
+        "name": "read_file",
+        "input": {"path": "a.txt"},
+    }
+    assert first["usage"]["cacheReadInputTokens"] == 0
+    starts = [e["contentBlockStart"]["start"] for e in events if "contentBlockStart" in e]
+    assert starts == [{"toolUse": {"toolUseId": "tooluse_script0002t0", "name": "read_file"}}]
+    pieces = [
+        e["contentBlockDelta"]["delta"]["toolUse"]["input"]
+        for e in events
+        if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {})
+    ]
+    assert "".join(pieces) == '{"path":"a.txt"}' and len(pieces) == 2
+    assert [r.path for r in run.requests][:3] == [PATH, STREAM_PATH, STREAM_PATH]
+
+
+def test_the_event_stream_keeps_padding_out_and_refuses_a_bad_crc() -> None:
+    frame = aws_eventstream.frame("contentBlockDelta", {"delta": {"text": "a"}, "p": "abcdef"})
+    assert aws_eventstream.decode(frame) == (("contentBlockDelta", {"delta": {"text": "a"}}),)
+    broken = frame[:-1] + bytes([frame[-1] ^ 1])
+    assert aws_eventstream.decode(broken) is None
+
+
+def test_the_model_id_is_read_from_the_path_url_decoded() -> None:
+    found = model_api("bedrock.converse")
+    assert found.model_of(PATH, {}) == MODEL
+    assert detect_api("POST", PATH) == "bedrock.converse"
+    assert detect_api("POST", "/model/m/invoke", b'{"inputText": "x"}') is None
+
+
+# -- order -----------------------------------------------------------------------------
+
+
+def agent(order: Callable[[list[Any]], list[Any]]) -> Callable[[list[str]], None]:
+    """A boto3 agent whose tools come from its plugins in load order, a cache point last."""
+
+    def run(names: list[str]) -> None:
+        ask(client(), tools=order([*(tool(n) for n in names), {"cachePoint": {"type": "default"}}]))
+
+    return run
+
+
+def test_the_order_check_catches_tools_in_load_order() -> None:
+    with pytest.raises(WireOrderError) as caught:
+        wire.assert_order_invariant(agent(lambda tools: tools), NAMES, script=[{"text": "ok"}])
+    assert (caught.value.api, caught.value.segment) == ("bedrock.converse", "tools")
+    assert "order_wire_tools" in str(caught.value)
+
+
+def test_the_order_check_passes_once_the_tools_are_ordered() -> None:
+    wire.assert_order_invariant(agent(order_wire_tools), NAMES, script=[{"text": "ok"}])
+
+
+def test_order_wire_tools_keeps_a_cache_point_at_its_index() -> None:
+    point = {"cachePoint": {"type": "default"}}
+    ordered = order_wire_tools([tool("c"), tool("a"), point, tool("b")])
+    assert [t.get("toolSpec", {}).get("name", "cachePoint") for t in ordered] == [
+        "a",
+        "b",
+        "cachePoint",
+        "c",
+    ]
+
+
+# -- the cache report ------------------------------------------------------------------
+
+
+def test_the_cache_report_finds_a_removed_cache_point_and_a_tools_change(
+    model_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model_server.script([{"text": "ok"}] * 3)
+    path = tmp_path / "bedrock.yaml"
+    point = {"cachePoint": {"type": "default"}}
+    system = [{"text": "You are terse. " * 400}, point]
+    tools = [*(tool(n) for n in NAMES), point]
+    with wire.lock(path, mode="record", pin=True):
+        ask(client(model_server.origin), system=system, tools=tools)
+        ask(client(model_server.origin), system=system[:1], tools=tools)
+        changed = [tool("read_file"), tool("grep", "Search the files."), tool("bash"), point]
+        ask(client(model_server.origin), system=system, tools=changed)
+    out = io.StringIO()
+    code = main(["cache", str(path)], out=out)
+    report = out.getvalue()
+    assert code == 1, report + capsys.readouterr().err
+    assert "request 2" in report and "request 3" in report, report
+    assert "grep" in report, report

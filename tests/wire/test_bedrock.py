@@ -6,7 +6,10 @@ and with every AWS credential kept out of the recording."""
 from __future__ import annotations
 
 import io
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ import pytest
 boto3 = pytest.importorskip("boto3")
 from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 
+import headerlock  # noqa: E402
 from headerlock import order_wire_tools, wire  # noqa: E402
 from headerlock.cli import main  # noqa: E402
 from headerlock.errors import WireMismatch, WireOrderError  # noqa: E402
@@ -318,3 +322,71 @@ def test_the_cache_report_finds_a_removed_cache_point_and_a_tools_change(
     assert code == 1, report + capsys.readouterr().err
     assert "request 2" in report and "request 3" in report, report
     assert "grep" in report, report
+
+
+# -- headerlock flakes on a boto3 agent ------------------------------------------------
+
+AGENT = f"""
+import boto3
+from headerlock import order_wire_tools
+
+NAMES = {{"read", "write", "search", "bash", "edit", "grep"}}
+
+
+def tools():
+    return [{{"toolSpec": {{"name": n, "description": f"The {{n}} tool.",
+             "inputSchema": {{"json": {{"type": "object"}}}}}}}} for n in NAMES]
+
+
+def _ask(prompt, tool_list):
+    client = boto3.client("bedrock-runtime", endpoint_url="http://127.0.0.1:9",
+                          region_name="us-east-1", aws_access_key_id="{KEY_ID}",
+                          aws_secret_access_key="{SECRET}")
+    reply = client.converse(modelId="{MODEL}", system=[{{"text": "Be terse."}}],
+                            messages=[{{"role": "user", "content": [{{"text": prompt}}]}}],
+                            toolConfig={{"tools": tool_list}})
+    return reply["output"]["message"]["content"][0]["text"]
+
+
+def set_built(prompt):
+    return _ask(prompt, tools())
+
+
+def ordered(prompt):
+    return _ask(prompt, order_wire_tools(tools()))
+"""
+
+FIXTURE = """app: wire
+pin: true
+config:
+  entry: agent:{entry}
+steps:
+  - prompt: hi
+model:
+  - text: hello
+"""
+
+
+def _flakes(tmp_path: Path, entry: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "agent.yaml").write_text(FIXTURE.format(entry=entry))
+    source = str(Path(headerlock.__file__).parents[1])  # this checkout's headerlock
+    path = os.pathsep.join([str(tmp_path), source])
+    env = {"PYTHONPATH": path, "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-m", "headerlock", "flakes", "agent", "--runs", "4"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_flakes_catches_a_set_built_tool_list_of_a_boto3_agent(tmp_path: Path) -> None:
+    hunted = _flakes(tmp_path, "set_built")
+    assert hunted.returncode == 1, hunted.stdout + hunted.stderr
+    assert "header.tools order" in hunted.stdout
+    assert KEY_ID not in hunted.stdout + hunted.stderr
+
+
+def test_flakes_passes_a_boto3_agent_that_orders_its_tools(tmp_path: Path) -> None:
+    hunted = _flakes(tmp_path, "ordered")
+    assert hunted.returncode == 0, hunted.stdout + hunted.stderr

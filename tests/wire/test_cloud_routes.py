@@ -68,7 +68,10 @@ def _claude(client: Any, model: str) -> list[str]:
     history = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "A"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "A"}],
+        },
     ]
     second = client.messages.create(messages=history, **asked)
     with client.messages.stream(messages=[{"role": "user", "content": "more"}], **asked) as s:
@@ -92,7 +95,11 @@ def _vertex(origin: str) -> Any:
 def _check_anthropic_split(entries: list[Any]) -> None:
     assert [e.api for e in entries] == ["anthropic.messages"] * 3
     first, second, _ = entries
-    assert (first.system, first.tools, first.tool_names) == ("<<system>>", "<<tools>>", ("read_file",))
+    assert (first.system, first.tools, first.tool_names) == (
+        "<<system>>",
+        "<<tools>>",
+        ("read_file",),
+    )
     assert first.config["max_tokens"] == 64 and "anthropic_version" in first.config
     assert second.messages[2]["content"][0]["tool_use_id"] == "<<id:1>>"
 
@@ -135,7 +142,9 @@ def test_anthropic_vertex_records_and_replays_raw_predict(
 # -- Gemini on Vertex, OpenAI on Azure -------------------------------------------------
 
 
-def test_google_genai_on_vertex_records_as_gemini(model_server: ModelServer, tmp_path: Path) -> None:
+def test_google_genai_on_vertex_records_as_gemini(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
     from google import genai
     from google.genai import types
     from google.oauth2.credentials import Credentials
@@ -188,13 +197,17 @@ def test_azure_openai_records_as_openai_chat(model_server: ModelServer, tmp_path
     def talk(client: Any) -> list[str]:
         messages: list[Any] = [{"role": "system", "content": "You are terse."}]
         messages.append({"role": "user", "content": "hi"})
-        first = client.chat.completions.create(model="my-deployment", messages=messages, tools=tools)
+        first = client.chat.completions.create(
+            model="my-deployment", messages=messages, tools=tools
+        )
         call = first.choices[0].message.tool_calls[0]
         messages += [
             first.choices[0].message.model_dump(exclude_none=True),
             {"role": "tool", "tool_call_id": call.id, "content": "A"},
         ]
-        second = client.chat.completions.create(model="my-deployment", messages=messages, tools=tools)
+        second = client.chat.completions.create(
+            model="my-deployment", messages=messages, tools=tools
+        )
         chunks = client.chat.completions.create(
             model="my-deployment", messages=messages[:2], tools=tools, stream=True
         )

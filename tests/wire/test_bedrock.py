@@ -200,9 +200,12 @@ def test_a_pinned_replay_fails_naming_the_tool(
         ask(client(model_server.origin))
     entry = load_wire_recording(path).requests[0]
     assert entry.prefix is not None and '"toolSpec"' in entry.prefix.tools
-    with pytest.raises(WireMismatch) as caught, wire.lock(path):
-        with pytest.raises(ClientError) as answer:
-            ask(client(), tools=tools)
+    with (
+        pytest.raises(WireMismatch) as caught,
+        wire.lock(path),
+        pytest.raises(ClientError) as answer,
+    ):
+        ask(client(), tools=tools)
     assert answer.value.response["Error"]["Code"] == "ValidationException"
     assert "headerlock: request 1 (bedrock.converse)" in str(answer.value)
     assert any("grep" in line for line in caught.value.differences), caught.value.differences

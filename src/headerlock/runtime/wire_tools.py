@@ -45,7 +45,8 @@ def wire_tool_name(
     responses: ``{"type": "function", "name": ...}``; Anthropic:
     ``{"name": ..., "input_schema": ...}`` (or a named server tool); Gemini: one
     function declaration ``{"name": ..., "parameters": ...}`` of a ``tools[]``
-    entry; Bedrock Converse: ``{"toolSpec": {"name": ..., "inputSchema": ...}}``. ``strict`` (what ordering needs) raises ``WireToolError`` naming
+    entry; Bedrock Converse: ``{"toolSpec": {"name": ..., "inputSchema": ...}}``.
+    ``strict`` (what ordering needs) raises ``WireToolError`` naming
     ``where`` (default ``tools[index]``) for any other shape. Otherwise (naming
     what a request sent) a built-in tool is named by its ``type``, or by its only
     key (Gemini's ``{"googleSearch": {}}``), and anything else is ``"?"``.

@@ -7,7 +7,7 @@ messages ``messages`` (``toolUse``/``toolResult`` blocks, their ``toolUseId``
 tokenized), the tools ``toolConfig.tools``: one ``{"toolSpec": {"name", "description",
 "inputSchema": {"json": ...}}}`` per tool; a ``{"cachePoint": ...}`` entry there is a
 cache breakpoint, not a tool (it is not listed, named or compared as one, and
-``order_wire_tools`` keeps it after the tools it follows). ``toolConfig.toolChoice``,
+``order_wire_tools`` keeps it at its index in the list: one at the end stays there). ``toolConfig.toolChoice``,
 ``inferenceConfig``, ``additionalModelRequestFields`` and the rest are config.
 
 A scripted answer is a Converse response (``output.message``, ``stopReason``, ``usage``

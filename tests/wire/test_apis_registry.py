@@ -37,6 +37,11 @@ BODIES: dict[str, bytes] = {
     b' "systemInstruction": {"parts": [{"text": "S"}]}, "generationConfig": {"topK": 3},'
     b' "tools": [{"functionDeclarations": [{"name": "b"}, {"name": "a"}]},'
     b' {"googleSearch": {}}]}',
+    "bedrock.converse": b'{"messages": [{"role": "user", "content": [{"text": "hi"}]}],'
+    b' "system": [{"text": "S"}], "inferenceConfig": {"maxTokens": 9}, "toolConfig":'
+    b' {"tools": [{"toolSpec": {"name": "b", "inputSchema": {"json": {}}}},'
+    b' {"toolSpec": {"name": "a", "inputSchema": {"json": {}}}}, {"cachePoint":'
+    b' {"type": "default"}}], "toolChoice": {"auto": {}}}}',
 }
 SPLITS: dict[str, tuple[Any, Any, list[str], dict[str, Any]]] = {
     "openai.chat": (
@@ -57,6 +62,12 @@ SPLITS: dict[str, tuple[Any, Any, list[str], dict[str, Any]]] = {
         [{"role": "user", "parts": [{"text": "hi"}]}],
         ["b", "a", "googleSearch"],
         {"generationConfig": {"topK": 3}},
+    ),
+    "bedrock.converse": (
+        [{"text": "S"}],
+        [{"role": "user", "content": [{"text": "hi"}]}],
+        ["b", "a"],
+        {"inferenceConfig": {"maxTokens": 9}, "toolConfig": {"toolChoice": {"auto": {}}}},
     ),
 }
 

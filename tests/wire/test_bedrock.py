@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 
 boto3 = pytest.importorskip("boto3")
-from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
+from botocore.exceptions import (  # type: ignore[import-untyped]  # noqa: E402
+    ClientError,
+    EventStreamError,
+)
 
 import headerlock  # noqa: E402
 from headerlock import order_wire_tools, wire  # noqa: E402
@@ -306,25 +309,44 @@ def test_order_wire_tools_keeps_a_cache_point_at_its_index() -> None:
 # -- the cache report ------------------------------------------------------------------
 
 
-def test_the_cache_report_finds_a_removed_cache_point_and_a_tools_change(
+def test_the_cache_report_follows_cache_points_and_finds_a_removal_and_a_tools_change(
     model_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model_server.script([{"text": "ok"}] * 3)
+    """cachePoint blocks are Bedrock's breakpoints: request 2 reads what request 1 wrote;
+    request 3 drops the cachePoints of its system and its earlier turn, so its only
+    breakpoint near the history lies 25 blocks on (beyond the 20-block lookback);
+    request 4 changes a tool's description."""
+    model_server.script([{"text": "ok"}] * 4)
     path = tmp_path / "bedrock.yaml"
     point = {"cachePoint": {"type": "default"}}
     system = [{"text": "You are terse. " * 400}, point]
     tools = [*(tool(n) for n in NAMES), point]
+
+    def user(*texts: str, mark: bool = True) -> dict[str, Any]:
+        return {"role": "user", "content": [*({"text": t} for t in texts), *[point][: int(mark)]]}
+
+    said = {"role": "assistant", "content": [{"text": "ok"}]}
+    turns = [
+        [user("hi")],
+        [user("hi", mark=False), said, user("more")],
+        [user("hi", mark=False), said, user("more", mark=False), said, user(*"x" * 24)],
+        [user("hi", mark=False), said, user("more")],
+    ]
+    changed = [tool("read_file"), tool("grep", "Search the files."), tool("bash"), point]
     with wire.lock(path, mode="record", pin=True):
-        ask(client(model_server.origin), system=system, tools=tools)
-        ask(client(model_server.origin), system=system[:1], tools=tools)
-        changed = [tool("read_file"), tool("grep", "Search the files."), tool("bash"), point]
-        ask(client(model_server.origin), system=system, tools=changed)
+        bedrock = client(model_server.origin)
+        ask(bedrock, turns[0], system=system, tools=tools)
+        ask(bedrock, turns[1], system=system, tools=tools)
+        ask(bedrock, turns[2], system=system[:1], tools=tools)
+        ask(bedrock, turns[3], system=system, tools=changed)
     out = io.StringIO()
     code = main(["cache", str(path)], out=out)
     report = out.getvalue()
     assert code == 1, report + capsys.readouterr().err
-    assert "request 2" in report and "request 3" in report, report
-    assert "grep" in report, report
+    rows = {line.split()[0]: line.split() for line in report.splitlines()[2:6]}
+    assert int(rows["2"][4].replace(",", "")) > 1024, report  # predicted read of request 2
+    assert "request 3 messages[4]: breakpoint-lookback:" in report, report
+    assert "request 4 tools[1] (grep)" in report and "tool-changed" in report, report
 
 
 # -- headerlock flakes on a boto3 agent ------------------------------------------------

@@ -152,7 +152,7 @@ def test_google_genai_on_vertex_records_as_gemini(
     def make(origin: str) -> Any:
         return genai.Client(
             vertexai=True, project="my-project", location="us-central1",
-            credentials=Credentials(token="ya29.fake-token-0123456789"),
+            credentials=Credentials(token="ya29.fake-token-0123456789"),  # type: ignore[no-untyped-call]
             http_options=types.HttpOptions(base_url=origin),
         )  # fmt: skip
 

@@ -72,7 +72,7 @@ def wire_tool_name(
         name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise WireToolError(
-            f"{where}: not an OpenAI chat, OpenAI responses, Anthropic, Gemini or Bedrock tool"
+            f"{where}: not an OpenAI chat, OpenAI responses, Anthropic, Bedrock or Gemini tool"
             f" (no name); keys: {', '.join(sorted(map(str, tool)))}",
             index=index,
         )
@@ -219,8 +219,8 @@ def order_wire_tools(
         raise WireToolError(f"tools must be a list of tool dicts, got {type(tools).__name__}")
     points = {n: dict(t) for n, t in enumerate(tools) if is_cache_point(t)}
     if points:
-        rest = [t for n, t in enumerate(tools) if n not in points]
-        ordered = iter(order_wire_tools(rest, tool_order, known_names=known_names))
+        others = [t for n, t in enumerate(tools) if n not in points]
+        ordered = iter(order_wire_tools(others, tool_order, known_names=known_names))
         return [points[n] if n in points else next(ordered) for n in range(len(tools))]
     gemini = _declarations_key(tools)
     if gemini is not None:

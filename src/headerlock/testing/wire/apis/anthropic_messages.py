@@ -29,6 +29,7 @@ from headerlock.testing.wire.apis.base import (
     ModelApi,
     Rendered,
     Turn,
+    body_holds,
     dumps,
     halves,
     items,
@@ -39,6 +40,14 @@ from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, us
 BEDROCK_STREAM: Final = "/invoke-with-response-stream"
 CLOUD_ROUTES: Final = ("/invoke", BEDROCK_STREAM, ":rawPredict", ":streamRawPredict")
 EVENTSTREAM: Final = aws_eventstream.MEDIA_TYPE
+
+
+def cloud_route(path: str, body: bytes) -> bool:
+    """A Bedrock ``/invoke`` or Vertex ``:rawPredict`` request whose body holds
+    ``anthropic_version`` (Vertex's ``count-tokens:rawPredict`` is no message)."""
+    if not path.endswith(CLOUD_ROUTES) or path.endswith("/count-tokens:rawPredict"):
+        return False
+    return body_holds(body, "anthropic_version")
 
 
 def model_of(path: str, request: Mapping[str, Any]) -> str:
@@ -247,8 +256,7 @@ usage reports cache reads and writes, and with the cache-diagnosis beta
 API: Final = ModelApi(
     name="anthropic.messages",
     path_suffixes=("/messages",),
-    body_routes=CLOUD_ROUTES,
-    body_marker="anthropic_version",
+    cloud_route=cloud_route,
     model_of=model_of,
     streams=streams,
     messages_key="messages",

@@ -180,6 +180,17 @@ def stream_in_body(path: str, request: Mapping[str, Any]) -> bool:
     return request.get("stream") is True
 
 
+def body_holds(body: bytes, key: str) -> bool:
+    """Whether ``body`` is a JSON object with a top-level ``key``."""
+    if json.dumps(key).encode() not in body:
+        return False  # the common case, without parsing
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and key in data
+
+
 def tools_listed(tools: Any) -> list[Any]:
     """The tools of a ``tools`` list, one per element."""
     return list(tools) if isinstance(tools, list) else []
@@ -216,10 +227,9 @@ class ModelApi:
     """Everything the wire code knows about one model API.
 
     ``name`` is ``provider.endpoint``; a POST whose path ends with one of
-    ``path_suffixes`` is this API's, and one ending with one of ``body_routes``
-    when its body is a JSON object holding ``body_marker`` (a cloud route that
-    serves several APIs). The body's ``messages_key`` holds the
-    messages, the first of ``system_keys`` present the system (or
+    ``path_suffixes`` is this API's, and one ``cloud_route(path, body)`` accepts (a
+    cloud route that serves several APIs, told apart by the body). The body's
+    ``messages_key`` holds the messages, the first of ``system_keys`` present the system (or
     ``leading_system`` cuts it out of the messages), the key path ``tools_at``
     the tools (the other members of an object on that path are config);
     config is the rest minus ``volatile``. ``tools_of`` lists the tools one per
@@ -243,8 +253,7 @@ class ModelApi:
     volatile: Volatile = Volatile()
     cache_reasons: tuple[tuple[str, str], ...] = ()
     cache: CacheRules = IMPLICIT
-    body_routes: tuple[str, ...] = ()
-    body_marker: str = ""
+    cloud_route: Callable[[str, bytes], bool] | None = None
     tools_at: tuple[str, ...] = ("tools",)
     leading_system: LeadingSystem | None = None
     model_of: Callable[[str, Mapping[str, Any]], str] = model_in_body
@@ -267,15 +276,7 @@ class ModelApi:
         path = path.rstrip("/")
         if path.endswith(self.path_suffixes):
             return True
-        if not self.body_routes or not path.endswith(self.body_routes):
-            return False
-        if self.body_marker.encode() not in body:
-            return False
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
-            return False
-        return isinstance(data, dict) and self.body_marker in data
+        return self.cloud_route is not None and self.cloud_route(path, body)
 
     def tool_names(self, tools: Any) -> list[str]:
         """The names of ``tools`` in the order sent."""

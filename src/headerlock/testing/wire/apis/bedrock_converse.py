@@ -7,8 +7,9 @@ messages ``messages`` (``toolUse``/``toolResult`` blocks, their ``toolUseId``
 tokenized), the tools ``toolConfig.tools``: one ``{"toolSpec": {"name", "description",
 "inputSchema": {"json": ...}}}`` per tool; a ``{"cachePoint": ...}`` entry there is a
 cache breakpoint, not a tool (it is not listed, named or compared as one, and
-``order_wire_tools`` keeps it at its index in the list: one at the end stays there). ``toolConfig.toolChoice``,
-``inferenceConfig``, ``additionalModelRequestFields`` and the rest are config.
+``order_wire_tools`` keeps it at its index in the list: one at the end stays there).
+``toolConfig.toolChoice``, ``inferenceConfig``, ``additionalModelRequestFields`` and the
+rest are config.
 
 A scripted answer is a Converse response (``output.message``, ``stopReason``, ``usage``
 with ``cacheReadInputTokens``/``cacheWriteInputTokens``, ``metrics``), or a
@@ -55,7 +56,7 @@ def streams(path: str, request: Mapping[str, Any]) -> bool:
 
 
 def _is_cache_point(entry: Any) -> bool:
-    return isinstance(entry, Mapping) and CACHE_POINT in entry and TOOL_SPEC not in entry
+    return isinstance(entry, Mapping) and list(entry) == [CACHE_POINT]
 
 
 def tools_of(tools: Any) -> list[Any]:
@@ -77,9 +78,8 @@ def tool_spans(raw: bytes) -> list[Span]:
     spans: list[Span] = []
     for start, end in array_elements(raw):
         members = object_members(raw, start) if raw[start : start + 1] == b"{" else {}
-        if CACHE_POINT in members and TOOL_SPEC not in members:
-            continue
-        spans.append(members.get(TOOL_SPEC, (start, end)))
+        if list(members) != [CACHE_POINT]:
+            spans.append(members.get(TOOL_SPEC, (start, end)))
     return spans
 
 
@@ -191,6 +191,7 @@ CACHE: Final = CacheRules(
     max_breakpoints=4,
     lookback=20,
     marker=CACHE_POINT,
+    marker_block=True,
     usage_of=usage_reader(
         (("usage",),),
         ("inputTokens",),

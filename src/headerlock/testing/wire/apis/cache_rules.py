@@ -131,6 +131,9 @@ class CacheRules:
     """A breakpoint finds an earlier write at most this many blocks before it."""
     marker: str = "cache_control"
     """The breakpoint key; moving it is no change of the prefix (it is stripped)."""
+    marker_block: bool = False
+    """The marker is a block of its own (Bedrock's ``{"cachePoint": {...}}``), not a key
+    on a block: it marks the block before it, counts as no block, and is cut out whole."""
     server_side: tuple[str, ...] = ()
     """Config keys that, when set, mean the history is kept server side."""
     usage_of: UsageReader = no_usage

@@ -89,9 +89,10 @@ class Prefix:
 _WS: Final = b" \t\r\n"
 
 
-def strip_member(raw: bytes, key: str) -> bytes:
+def strip_member(raw: bytes, key: str, *, whole: bool = False) -> bytes:
     """``raw`` JSON without every member named ``key``, at any depth, byte for byte
-    otherwise (one adjacent comma goes with each member). One pass: linear in ``raw``."""
+    otherwise (one adjacent comma goes with each member; with ``whole``, an object
+    whose only member it is goes whole). One pass: linear in ``raw``."""
     needle = json.dumps(key).encode()
     at = raw.find(needle)
     if at < 0:
@@ -114,7 +115,7 @@ def strip_member(raw: bytes, key: str) -> bytes:
         while raw[value : value + 1] in _WS and value < len(raw):
             value += 1
         end = value_end(raw, value)
-        cuts.append(_member_cut(raw, at, end))
+        cuts.append(_member_cut(raw, *(_only_member(raw, at, end) if whole else (at, end))))
         scan, at = end, raw.find(needle, end)
     out, last = bytearray(), 0
     for start, stop in cuts:
@@ -122,6 +123,19 @@ def strip_member(raw: bytes, key: str) -> bytes:
         last = stop
     out += raw[last:]
     return bytes(out)
+
+
+def _only_member(raw: bytes, start: int, end: int) -> tuple[int, int]:
+    """The object around the member ``raw[start:end]`` when it is its only member."""
+    before = start
+    while before > 0 and raw[before - 1 : before] in _WS:
+        before -= 1
+    after = end
+    while raw[after : after + 1] in _WS and after < len(raw):
+        after += 1
+    if before > 0 and raw[before - 1 : before] == b"{" and raw[after : after + 1] == b"}":
+        return before - 1, after + 1
+    return start, end
 
 
 def _member_cut(raw: bytes, start: int, end: int) -> tuple[int, int]:
@@ -159,17 +173,35 @@ def _toggled(raw: bytes, start: int, at: int, inside: bool) -> bool:
     return inside
 
 
-def _without(value: Any, key: str) -> Any:
+def _without(value: Any, key: str, whole: bool = False) -> Any:
     if isinstance(value, Mapping):
-        return {k: _without(v, key) for k, v in value.items() if k != key}
+        return {k: _without(v, key, whole) for k, v in value.items() if k != key}
     if isinstance(value, list):
-        return [_without(v, key) for v in value]
+        kept = [v for v in value if not (whole and _is_marker_block(v, key))]
+        return [_without(v, key, whole) for v in kept]
     return value
 
 
-def _blocks(value: Any, marker: str) -> tuple[int, tuple[int, ...]]:
+def _is_marker_block(value: Any, marker: str) -> bool:
+    return isinstance(value, Mapping) and list(value) == [marker]
+
+
+def _marker_blocks(content: list[Any], marker: str) -> tuple[int, tuple[int, ...]]:
+    """Blocks and marks where a marker is a block of its own: it marks the block before it."""
+    blocks, marks = 0, list[int]()
+    for block in content:
+        if not _is_marker_block(block, marker):
+            blocks += 1
+        elif blocks and (not marks or marks[-1] != blocks - 1):
+            marks.append(blocks - 1)
+    return max(1, blocks), tuple(marks)
+
+
+def _blocks(value: Any, marker: str, whole: bool = False) -> tuple[int, tuple[int, ...]]:
     """A message's or system's content blocks and the ones marked (top-level markers)."""
     content = value.get("content") if isinstance(value, Mapping) else value
+    if isinstance(content, list) and whole:
+        return _marker_blocks(content, marker)
     if isinstance(content, list):
         marks = tuple(n for n, b in enumerate(content) if isinstance(b, Mapping) and marker in b)
         return max(1, len(content)), marks
@@ -188,12 +220,15 @@ class _Builder:
         self.api = api
         self.rules = api.cache
         self.marker = self.rules.marker if self.rules.breakpoints else None
+        self.whole = self.rules.marker_block
 
     def clean(self, raw: bytes) -> bytes:
-        return raw if self.marker is None else strip_member(raw, self.marker)
+        if self.marker is None:
+            return raw
+        return strip_member(raw, self.marker, whole=self.whole)
 
     def marked(self, value: Any) -> tuple[int, tuple[int, ...]]:
-        return (1, ()) if self.marker is None else _blocks(value, self.marker)
+        return (1, ()) if self.marker is None else _blocks(value, self.marker, self.whole)
 
     def tools(self, raw: bytes, data: Any) -> list[Item]:
         if not raw or not isinstance(data, list):  # none, or ``null``: no tool
@@ -201,23 +236,33 @@ class _Builder:
         listed = self.api.tools_of(data)
         names = self.api.tool_names(data)
         spans = self.api.tool_spans(raw)
+        after = self._marked_tools(data)
         items = []
         for n, ((start, end), name) in enumerate(zip(spans, names, strict=False)):
             tool = listed[n] if n < len(listed) else None
-            marks = (
-                (0,) if self.marker and isinstance(tool, Mapping) and self.marker in tool else ()
-            )
+            carries = (isinstance(tool, Mapping) and self.marker in tool) or n in after
+            marks = (0,) if self.marker and carries else ()
             items.append(Item("tools", n, self.clean(raw[start:end]), tool, name, 1, marks))
         return items
+
+    def _marked_tools(self, data: list[Any]) -> set[int]:
+        """The tools a marker block follows (each entry but a marker block is one tool)."""
+        if self.marker is None or not self.whole:
+            return set()
+        found, tools = set(), 0
+        for entry in data:
+            if not _is_marker_block(entry, self.marker):
+                tools += 1
+            elif tools:
+                found.add(tools - 1)
+        return found
 
     def system(self, raw: bytes, data: Any) -> list[Item]:
         if not raw:
             return []
         if self.marker is not None and isinstance(data, list):
-            marks = tuple(
-                n for n, b in enumerate(data) if isinstance(b, Mapping) and self.marker in b
-            )
-            return [Item("system", 0, self.clean(raw), data, None, max(1, len(data)), marks)]
+            blocks, marks = self.marked(data)
+            return [Item("system", 0, self.clean(raw), data, None, blocks, marks)]
         blocks = len(data) if isinstance(data, list) else 1
         return [Item("system", 0, self.clean(raw), data, None, max(1, blocks))]
 
@@ -311,7 +356,9 @@ def from_entry(number: int, entry: WireEntry) -> Prefix:
 
 
 def _strip(build: _Builder, value: Any) -> Any:
-    return value if build.marker is None else _without(value, build.marker)
+    if build.marker is None:
+        return value
+    return _without(value, build.marker, build.whole)
 
 
 def _loads(text: str) -> Any:

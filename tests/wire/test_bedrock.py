@@ -159,13 +159,10 @@ def test_converse_records_against_the_server_and_replays_with_it_stopped(
 
 
 def test_no_aws_credential_reaches_the_recording_or_the_output(
-    model_server: ModelServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    model_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.setenv("AWS_SESSION_TOKEN", TOKEN)
+    """The key id, secret key and session token given to ``boto3.client`` (never sent:
+    only their signature travels) and any ``ASIA…`` key id, leaked into the prompt."""
     model_server.script([{"text": "ok"}, {"text": "ok"}])
     path = tmp_path / "bedrock.yaml"
     leak = f"debug {KEY_ID} {SECRET} {TOKEN} ASIAQWERTYUIOPASDFGH"
@@ -173,6 +170,7 @@ def test_no_aws_credential_reaches_the_recording_or_the_output(
         ask(client(model_server.origin), system=[{"text": leak}])
         ask(client(model_server.origin), [{"role": "user", "content": [{"text": leak}]}])
     signature = model_server.hits[0].headers["authorization"].rpartition("Signature=")[2]
+    assert model_server.hits[0].headers["x-amz-security-token"] == TOKEN
     text = path.read_text()
     for secret in (KEY_ID, SECRET, TOKEN, "ASIAQWERTYUIOPASDFGH", signature, "AWS4-HMAC"):
         assert secret not in text
@@ -181,6 +179,48 @@ def test_no_aws_credential_reaches_the_recording_or_the_output(
         ask(client(), system=[{"text": leak + " more"}])
     shown = str(caught.value) + capsys.readouterr().out
     assert "system" in shown and KEY_ID not in shown and SECRET not in shown
+
+
+LATE = """
+import sys
+from headerlock import wire
+assert "botocore" not in sys.modules
+with wire.lock(sys.argv[1], mode="record", script=[{"text": "ok"}]):
+    import boto3  # imported inside the lock: its signer is patched when it loads
+    client = boto3.client("bedrock-runtime", endpoint_url="http://127.0.0.1:9",
+                          region_name="us-east-1", aws_access_key_id=sys.argv[2],
+                          aws_secret_access_key=sys.argv[3])
+    client.converse(modelId="m", messages=[{"role": "user", "content": [{"text": sys.argv[3]}]}])
+"""
+
+
+def test_a_boto3_imported_inside_the_lock_has_its_credentials_kept_out(tmp_path: Path) -> None:
+    path = tmp_path / "late.yaml"
+    source = str(Path(headerlock.__file__).parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", LATE, str(path), KEY_ID, SECRET],
+        env={"PYTHONPATH": source, "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    assert SECRET not in text and "<<secret>>" in text
+
+
+def test_the_aws_credential_variables_are_secrets(
+    model_server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other_secret, other_token = "envSecretKey/0123456789abcdefEXAMPLE", "envSessionToken0123456789"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", other_secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", other_token)
+    model_server.script([{"text": "ok"}])
+    path = tmp_path / "bedrock.yaml"
+    with wire.lock(path, mode="record"):
+        leak = [{"text": other_secret}, {"text": other_token}]
+        ask(client(model_server.origin), [{"role": "user", "content": leak}])
+    text = path.read_text()
+    assert other_secret not in text and other_token not in text
+    assert text.count("<<secret>>") == 2
 
 
 # -- pinned: the tool that moved or changed is named ----------------------------------

@@ -2,7 +2,8 @@
 
 The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
 ``GEMINI_API_KEY``, ``GOOGLE_API_KEY``, the AWS credentials (``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``), of the
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``, and those
+botocore signed a request with: ``add_signing_secrets``), of the
 variables named in ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
 pytest ini option ``headerlock_redact_env``, ``headerlock record
 --redact-env``), of the request headers ``authorization``, ``x-api-key``,
@@ -47,6 +48,21 @@ MIN_SECRET_LENGTH: Final = 8
 """Shorter values are never secrets."""
 
 _registered_env: list[str] = []
+_signing: list[str] = []
+SIGNING_SOURCE: Final = "the credentials an AWS request was signed with"
+
+
+def add_signing_secrets(values: Iterable[str | None]) -> None:
+    """Keep the credentials a client signed a request with (botocore's secret key and
+    session token, which never travel themselves) as secrets of this process."""
+    for value in values:
+        if value and len(value) >= MIN_SECRET_LENGTH and value not in _signing:
+            _signing.append(value)
+
+
+def signing_secrets() -> tuple[str, ...]:
+    """The credentials ``add_signing_secrets`` kept, oldest first."""
+    return tuple(_signing)
 
 
 def env_names(text: str, *, source: str = REDACT_ENV_VAR) -> tuple[str, ...]:
@@ -81,6 +97,8 @@ def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         value = env.get(name) or ""
         if len(value) >= MIN_SECRET_LENGTH:
             found.setdefault(value, name)
+    for value in _signing:
+        found.setdefault(value, SIGNING_SOURCE)
     for name in URL_ENV:
         for value in url_secrets(env.get(name) or ""):
             if len(value) >= MIN_SECRET_LENGTH:

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 
 from headerlock.errors import NetworkSealedError, ScriptExhaustedError
-from headerlock.formats.secrets import header_secrets, url_secrets
+from headerlock.formats.secrets import header_secrets, signing_secrets, url_secrets
 from headerlock.formats.wire_http import HttpEntry, WireBody
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_response import WireResponse
@@ -369,5 +369,6 @@ class LockSession:
 def _credentials(sent: SentRequest) -> list[str]:
     """The secrets ``sent`` carries: its credential headers' values and its URL's
     credentials (userinfo, credential query values, well-known key shapes in the path
-    or query: ``secrets.url_secrets``), wherever they reappear."""
-    return [*header_secrets(sent.headers), *url_secrets(sent.url)]
+    or query: ``secrets.url_secrets``) and those an AWS request was signed with,
+    wherever they reappear."""
+    return [*header_secrets(sent.headers), *url_secrets(sent.url), *signing_secrets()]

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from http import HTTPStatus
 from typing import Any, Final
 
+from headerlock.formats.secrets import add_signing_secrets
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.clients.core import WireAnswer, route, sent_request
 from headerlock.testing.wire.clients.libraries import Patches, find_library
@@ -29,6 +30,8 @@ LIBRARIES: Final = ("requests", "urllib3", "botocore")
 _CLIENT: Final = "urllib3"
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _patches = Patches()
+_signers = Patches()
+"""botocore's signer, patched apart (``patched_classes`` lists the ``urlopen`` ones)."""
 _found: dict[str, Any] = {}
 """urllib3 imported by an earlier lock (while it stays imported)."""
 _absent: dict[str, tuple[str, ...]] = {}
@@ -158,19 +161,42 @@ def _wrap(urllib3: Any, original: Any) -> Any:
     return urlopen
 
 
+def _signer(original: Any) -> Any:
+    """botocore's ``SigV4Auth.add_auth``, keeping the credentials it signs with as secrets
+    (the secret key and session token never travel: only their signature does)."""
+
+    def add_auth(self: Any, request: Any) -> Any:
+        credentials = getattr(self, "credentials", None)
+        if credentials is not None:
+            add_signing_secrets(
+                getattr(credentials, name, None) for name in ("access_key", "secret_key", "token")
+            )
+        return original(self, request)
+
+    return add_auth
+
+
 def install() -> None:
-    """Patch ``HTTPConnectionPool.urlopen`` when urllib3 is installed."""
+    """Patch ``HTTPConnectionPool.urlopen`` when urllib3 is installed, and botocore's
+    SigV4 signer when botocore is (its credentials are secrets)."""
     urllib3 = find_library("urllib3", _found, _absent, "connectionpool")
+    try:  # botocore.auth itself, so that its own import (late) patches it
+        auth = find_library("botocore.auth", _found, _absent)
+    except ImportError:  # botocore is not installed
+        auth = None
     if urllib3 is not None:
         pool = urllib3.connectionpool.HTTPConnectionPool
         _patches.patch(pool, "urlopen", lambda original: _wrap(urllib3, original))
+    if urllib3 is not None and auth is not None:
+        _signers.patch(auth.SigV4Auth, "add_auth", _signer)
 
 
 def uninstall() -> None:
-    """Restore ``HTTPConnectionPool.urlopen``."""
+    """Restore ``HTTPConnectionPool.urlopen`` and botocore's signer."""
     _patches.restore()
+    _signers.restore()
 
 
 def patched_classes() -> list[type[Any]]:
-    """The classes patched right now (for tests and diagnostics)."""
+    """The classes whose ``urlopen`` is patched right now (for tests and diagnostics)."""
     return _patches.classes()

@@ -16,6 +16,7 @@ RECIPES: dict[str, str] = docs.examples("recipe")
 
 NEEDS: dict[str, tuple[str, ...]] = {
     "sdk": ("openai",),
+    "boto3": ("boto3",),
     "pydantic-ai": ("pydantic_ai",),
     "openai-agents": ("agents",),
     "langchain": ("langchain_openai",),
@@ -25,6 +26,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
 
 WITHOUT: dict[str, tuple[str, str]] = {
     "sdk": ("tools=order_wire_tools(list(tools.values()))", "tools=list(tools.values())"),
+    "boto3": ("order_wire_tools([*tools.values(), ", "list([*tools.values(), "),
     "pydantic-ai": ("capabilities=[PrepareTools(pydantic_ai_prepare_tools)]", "capabilities=[]"),
     "openai-agents": ("tools=order_by_name(tools)", "tools=tools"),
     "langchain": ("bind_tools(order_by_name(tools))", "bind_tools(tools)"),

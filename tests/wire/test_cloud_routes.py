@@ -15,6 +15,7 @@ import pytest
 
 from headerlock import wire
 from headerlock.formats.wire_recording import load_wire_recording
+from headerlock.testing.wire.apis import detect_api, model_api
 from tests.model_server import ModelServer
 
 anthropic = pytest.importorskip("anthropic")
@@ -221,3 +222,31 @@ def test_azure_openai_records_as_openai_chat(model_server: ModelServer, tmp_path
     assert entries[0].tool_names == ("read_file",) and entries[0].system == "<<system>>"
     assert entries[1].messages[1]["tool_calls"][0]["id"] == "<<id:1>>"
     assert "azure-key-0123456789abcdef" not in (tmp_path / "cloud.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        ("/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke", CLAUDE),
+        (f"/model/{CLAUDE}/invoke-with-response-stream", CLAUDE),
+        (
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/"
+            "claude-sonnet-4-5@20250929:streamRawPredict",
+            "claude-sonnet-4-5@20250929",
+        ),
+    ],
+)
+def test_a_cloud_route_is_anthropic_by_its_body_and_names_its_model_by_its_path(
+    path: str, model: str
+) -> None:
+    body = b'{"anthropic_version": "bedrock-2023-05-31", "messages": []}'
+    assert detect_api("POST", path, body) == "anthropic.messages"
+    assert model_api("anthropic.messages").model_of(path, {}) == model
+    assert model_api("anthropic.messages").streams(path, {}) == ("tream" in path)
+    assert detect_api("POST", path, b'{"inputText": "hi"}') is None  # another Bedrock model
+    assert detect_api("POST", path, b'["anthropic_version"]') is None
+
+
+def test_vertex_count_tokens_is_no_message() -> None:
+    path = "/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict"
+    assert detect_api("POST", path, b'{"anthropic_version": "vertex-2023-10-16"}') is None

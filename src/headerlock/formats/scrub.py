@@ -6,11 +6,11 @@ zeroes times, turns tool-call ids into ``<<id:N>>`` and the workspace path into
 ``<<workspace>>``, and keeps ``seq``. Scrubbing twice changes nothing.
 
 Secrets become ``<<secret>>`` everywhere (events and transcripts, keys too,
-pinned or not): the values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``,
-``ANTHROPIC_API_KEY``, of the variables named in ``HEADERLOCK_REDACT_ENV`` and
-of those registered with ``redact_env`` (the pytest ini option
-``headerlock_redact_env``, ``headerlock record --redact-env``). Values shorter
-than ``MIN_SECRET_LENGTH`` characters are not secrets.
+pinned or not): any AWS access key id (``AKIA…``/``ASIA…``), the values of
+``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, of the variables
+named in ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
+pytest ini option ``headerlock_redact_env``, ``headerlock record --redact-env``). Values
+shorter than ``MIN_SECRET_LENGTH`` characters are not secrets.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from headerlock.formats import placeholders
 from headerlock.formats.secrets import (
+    aws_key_ids,
     secret_env,
     secret_values,
 )
@@ -44,6 +45,8 @@ def _redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, placeholders.SECRET)
+    for key_id in aws_key_ids(text):
+        text = text.replace(key_id, placeholders.SECRET)
     return text
 
 
@@ -130,7 +133,7 @@ def _copy(value: Any, workspace: str | None, secrets: Sequence[str] = ()) -> Any
     if kind is int or kind is bool or kind is float or value is None:
         return value
     if isinstance(value, str):
-        if secrets:
+        if secrets or "AKIA" in value or "ASIA" in value:  # an AWS key id is found by its shape
             value = _redact(value, secrets)
         return (
             value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value

@@ -32,7 +32,7 @@ from headerlock.formats.secrets import aws_key_ids  # noqa: E402
 from headerlock.formats.wire_recording import load_wire_recording  # noqa: E402
 from headerlock.testing.wire.apis import detect_api, model_api  # noqa: E402
 from headerlock.testing.wire.driver import request_header  # noqa: E402
-from tests.model_server import ModelServer  # noqa: E402
+from tests.model_server import Answer, ModelServer, json_answer  # noqa: E402
 
 KEY_ID = "AKIAIOSFODNN7EXAMPLE"
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -158,6 +158,45 @@ def test_converse_records_against_the_server_and_replays_with_it_stopped(
     assert replay.differences == [] and path.read_bytes() == before
     with wire.lock(path):
         assert conversation(client()) == recorded  # nothing listens there
+
+
+def _live(latency: int, padding: str) -> list[Answer]:
+    """What Bedrock answers: a new ``latencyMs`` and random ``p`` padding every time."""
+    body = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 9, "outputTokens": 1, "totalTokens": 10},
+        "metrics": {"latencyMs": latency},
+    }
+    events = [
+        ("messageStart", {"role": "assistant", "p": padding}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}, "p": padding}),
+        ("contentBlockStop", {"contentBlockIndex": 0, "p": padding * 2}),
+        ("messageStop", {"stopReason": "end_turn", "p": padding}),
+        ("metadata", {"usage": body["usage"], "metrics": {"latencyMs": latency}, "p": "x"}),
+    ]
+    frames = aws_eventstream.split_frames(aws_eventstream.frames(events))
+    stream = Answer(content_type=aws_eventstream.MEDIA_TYPE, chunks=frames)
+    return [json_answer(body), stream]
+
+
+def test_latency_and_stream_padding_never_churn_a_re_record(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    recorded = []
+    for latency, padding in ((123, "abcdefgh"), (4567, "QRSTUVWXYZ0123")):
+        model_server.reset()
+        live = _live(latency, padding)
+        model_server.route("*/converse", live[0])
+        model_server.route("*/converse-stream", live[1])
+        path = tmp_path / f"{latency}.yaml"
+        with wire.lock(path, mode="record"):
+            bedrock = client(model_server.origin)
+            ask(bedrock)
+            assert streamed_text(bedrock) == "hi"
+        recorded.append(path.read_bytes())
+    assert recorded[0] == recorded[1]
+    assert b"latencyMs: 0" in recorded[0] and b'"p":' not in recorded[0]
 
 
 def test_no_aws_credential_reaches_the_recording_or_the_output(

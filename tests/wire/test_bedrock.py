@@ -404,8 +404,8 @@ def test_the_cache_report_follows_cache_points_and_finds_a_removal_and_a_tools_c
     """cachePoint blocks are Bedrock's breakpoints: request 2 reads what request 1 wrote;
     request 3 drops the cachePoints of its system and its earlier turn, so its only
     breakpoint near the history lies 25 blocks on (beyond the 20-block lookback);
-    request 4 changes a tool's description."""
-    model_server.script([{"text": "ok"}] * 4)
+    request 4 changes a tool's description; request 5 drops every cachePoint."""
+    model_server.script([{"text": "ok"}] * 5)
     path = tmp_path / "bedrock.yaml"
     point = {"cachePoint": {"type": "default"}}
     system = [{"text": "You are terse. " * 400}, point]
@@ -422,12 +422,15 @@ def test_the_cache_report_follows_cache_points_and_finds_a_removal_and_a_tools_c
         [user("hi", mark=False), said, user("more")],
     ]
     changed = [tool("read_file"), tool("grep", "Search the files."), tool("bash"), point]
+    unmarked = changed[:3]
     with wire.lock(path, mode="record", pin=True):
         bedrock = client(model_server.origin)
         ask(bedrock, turns[0], system=system, tools=tools)
         ask(bedrock, turns[1], system=system, tools=tools)
         ask(bedrock, turns[2], system=system[:1], tools=tools)
         ask(bedrock, turns[3], system=system, tools=changed)
+        last = [*turns[3][:2], user("more", mark=False)]
+        ask(bedrock, last, system=system[:1], tools=unmarked)
     out = io.StringIO()
     code = main(["cache", str(path)], out=out)
     report = out.getvalue()
@@ -436,6 +439,7 @@ def test_the_cache_report_follows_cache_points_and_finds_a_removal_and_a_tools_c
     assert int(rows["2"][4].replace(",", "")) > 1024, report  # predicted read of request 2
     assert "request 3 messages[4]: breakpoint-lookback:" in report, report
     assert "request 4 tools[1] (grep)" in report and "tool-changed" in report, report
+    assert "request 5 config: no-breakpoint:" in report, report  # every cachePoint removed
 
 
 # -- headerlock flakes on a boto3 agent ------------------------------------------------

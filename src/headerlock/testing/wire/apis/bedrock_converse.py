@@ -198,11 +198,26 @@ CACHE: Final = CacheRules(
         (("cacheReadInputTokens",),),
         (("cacheWriteInputTokens",),),
     ),
+    arguments="input",
+    minimums_text="Bedrock caches up to a cachePoint from 1,024 tokens (Claude Sonnet, Opus 4,"
+    " 3.7 Sonnet), 2,048 (Claude 3.5 Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000"
+    " (Amazon Nova) per checkpoint; shorter is not cached",
+    notes=(
+        ("no-breakpoint", "Bedrock caches only up to a cachePoint block (system, messages, tools)"),
+        ("too-many-breakpoints", "Bedrock: at most 4 cachePoint blocks per request"),
+        ("breakpoint-lookback", "Bedrock: a cachePoint checks about 20 blocks before it"),
+        (
+            "tool-choice-changed",
+            "Bedrock: a toolConfig.toolChoice change invalidates the messages",
+        ),
+    ),
 )
 """Explicit ``cachePoint`` blocks (at most 4 per request, each looking back 20 blocks)
 in ``toolConfig.tools``, ``system`` and ``messages``, rendered tools, system, messages;
 minimum tokens per checkpoint: 1,024 (Claude Sonnet, Opus 4, 3.7), 2,048 (Claude 3.5
-Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000 (Amazon Nova)."""
+Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000 (Amazon Nova). A tool call's arguments
+are ``toolUse.input`` (read from a Converse response; a ConverseStream's fragments are
+not read back)."""
 
 
 API: Final = ModelApi(

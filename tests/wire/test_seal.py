@@ -418,3 +418,46 @@ def test_a_binary_answer_replays_byte_for_byte(tmp_path: Path, model_server: Mod
     with lock(path):
         assert body() == image
     assert len(model_server.hits) == hits
+
+
+# -- allow_hosts opens raw connections only --------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_allow_hosts_never_forwards_a_model_request_or_recorded_traffic(
+    host: str, tmp_path: Path, model_server: ModelServer
+) -> None:
+    """A local model server (or a tool on the same host) in ``allow_hosts``: replay still
+    answers the model requests and the recorded traffic itself, 0 hits."""
+    model_server.script([{"text": "live answer"}] * 2)
+    model_server.route("/tool/weather", json_answer({"sky": "clear"}), method="GET")
+    origin = model_server.origin.replace("127.0.0.1", host)
+    chat = openai.OpenAI(base_url=f"{origin}/v1", api_key=KEY, max_retries=0)
+
+    def body() -> list[Any]:
+        sky = requests.get(f"{origin}/tool/weather", timeout=5).json()
+        reply = chat.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "hi"}]
+        )
+        return [sky, reply.choices[0].message.content]
+
+    path = tmp_path / "local.yaml"
+    with lock(path, mode="record"):
+        assert body() == [{"sky": "clear"}, "live answer"]
+    recording = load_wire_recording(path, apis=NAMES)
+    assert len(recording.requests) == 1 and len(recording.http) == 1
+    model_server.hits.clear()
+    with lock(path, allow_hosts=[host]) as run:
+        assert body() == [{"sky": "clear"}, "live answer"]
+    assert model_server.hits == [] and run.differences == []
+    # traffic the recording does not hold goes through to the allowed host
+    with lock(path, allow_hosts=[host]):
+        assert body()[0] == {"sky": "clear"}
+        assert httpx.get(f"{origin}/tool/weather").json() == {"sky": "clear"}
+    assert [h.path for h in model_server.hits] == ["/tool/weather"]
+    # a live record keeps the model request to an allowed host (its other traffic passes)
+    model_server.hits.clear()
+    with lock(path, mode="record", allow_hosts=[host]):
+        assert body() == [{"sky": "clear"}, "live answer"]
+    assert [h.path for h in model_server.hits] == ["/tool/weather", "/v1/chat/completions"]
+    assert len(load_wire_recording(path, apis=NAMES).requests) == 1

@@ -114,6 +114,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
     parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
     parser.addini(
+        "headerlock_allow_hosts",
+        "hosts a sealed headerlock_wire test may open raw connections to (never model requests)",
+        type="args",
+    )
+    parser.addini(
         "headerlock_cache",
         "report (or fail on) every headerlock_wire test's prompt-cache breaks: report, fail, off",
         default="",

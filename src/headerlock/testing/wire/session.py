@@ -8,7 +8,9 @@
   error shape and a ``Difference``; other traffic that matches nothing is refused.
 
 Each exchange is keyed by its causal origin (``origins``), so the recording is written
-in the same order in every run. Hosts in ``allow_hosts`` pass untouched, unrecorded.
+in the same order in every run. ``allow_hosts`` never lets a model request through (it
+is recorded, scripted or replayed like any other), nor traffic the recording holds: it
+only lets other traffic to those hosts pass, untouched and unrecorded.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ class LockSession:
             self.outcome.refusals.append(error)
 
     def request(self, sent: SentRequest) -> WireAnswer | Pending | None:
-        if seal.normal_host(sent.host) in self.allow_hosts:
+        if self._passes(sent):
             return None
         key = self._key()
         split = self._split(sent)
@@ -260,6 +262,17 @@ class LockSession:
         return answer
 
     # -- helpers ------------------------------------------------------------------------
+    def _passes(self, sent: SentRequest) -> bool:
+        """Whether ``sent`` goes out untouched: other traffic to an allowed host that the
+        recording does not hold (a model request never does)."""
+        if sent.api is not None or seal.normal_host(sent.host) not in self.allow_hosts:
+            return False
+        if not self.http.entries:
+            return True
+        entry = self._http_entry(sent)
+        with self._guard:
+            return not self.http.holds(entry)
+
     def _key(self) -> Key:
         origin = origins.current_origin()
         if origin is not None:

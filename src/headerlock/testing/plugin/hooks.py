@@ -146,6 +146,9 @@ def pytest_configure(config: pytest.Config) -> None:
         " class (default: one per test module)",
     )
     _check_ini(config)
+    from headerlock.testing.wire.seal import watch  # before any test opens a connection
+
+    watch()
     record_mode(config)  # a bad headerlock_record value is a usage error now
     root = config.rootpath
     from headerlock.formats.secrets import redact_env  # both light: no heavy dependency

@@ -14,6 +14,7 @@ import requests  # noqa: F401
 
 from headerlock.formats.wire_recording import load_wire_recording
 from tests.model_server import ModelServer, json_answer
+from tests.wire.agents import CLOSED
 
 INI = """[pytest]
 testpaths = tests
@@ -74,3 +75,63 @@ def test_allow_hosts_in_the_ini_and_marker_never_reach_the_model_server(
     # the model requests are replayed; only the unrecorded tool call to the allowed host
     # goes through
     assert [h.path for h in model_server.hits] == ["/tool/weather"] * 2
+
+
+ENV_KEY = "sk-registered-env-key-0123456789"
+GATEWAY_TOKEN = "gw-credential-header-9876543210"
+
+FAILING = f'''
+import os
+
+import openai
+import pytest
+
+
+def ask():
+    client = openai.OpenAI(
+        base_url="{CLOSED}",
+        api_key=os.environ["OPENAI_API_KEY"],
+        default_headers={{"x-gateway-token": os.environ["GATEWAY_TOKEN"]}},
+        max_retries=0,
+    )
+    reply = client.chat.completions.create(
+        model="gpt-test", messages=[{{"role": "user", "content": "hi"}}]
+    )
+    return reply.choices[0].message.content
+
+
+@pytest.mark.headerlock_wire(script=[{{"text": "hello"}}])
+def test_fails_on_purpose(headerlock_wire):
+    assert ask() == "hello"
+    if os.environ.get("FAIL"):
+        assert headerlock_wire.requests == [], headerlock_wire
+
+
+@pytest.mark.headerlock_wire(script=[{{"text": "hello"}}])
+def test_fails_after_the_lock(headerlock_wire):
+    ask()
+    if os.environ.get("FAIL"):
+        raise AssertionError(repr(headerlock_wire))
+'''
+
+
+def test_a_failing_wire_test_leaks_no_secret_into_its_report_or_junit_xml(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini(INI.format(ini_hosts=""))
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_failing.py").write_text(FAILING)
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setenv("GATEWAY_TOKEN", GATEWAY_TOKEN)  # not a listed secret: a header's
+    pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=2)
+    monkeypatch.setenv("FAIL", "1")
+    for options in (("--snapshot-update",), ()):  # a record, then a replay, that fail
+        result = pytester.runpytest_inprocess(
+            *options, "--tb=long", "-l", "-rA", "--junitxml=report.xml"
+        )
+        result.assert_outcomes(failed=2)
+        output = "\n".join([*result.outlines, *result.errlines])
+        assert "headerlock_wire = WireRun(" in output  # the report shows the run
+        shown = [output, *(p.read_text() for p in pytester.path.rglob("*") if p.is_file())]
+        for secret in (ENV_KEY, GATEWAY_TOKEN):
+            assert not [text for text in shown if secret in text]

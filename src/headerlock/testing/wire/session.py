@@ -20,7 +20,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from headerlock.errors import NetworkSealedError, ScriptExhaustedError
+from headerlock.errors import NetworkSealedError, RecordingRunError, ScriptExhaustedError
 from headerlock.formats.secrets import header_secrets, url_secrets
 from headerlock.formats.wire_http import HttpEntry, WireBody
 from headerlock.formats.wire_recording import WireEntry, WireRecording
@@ -325,14 +325,18 @@ class LockSession:
         body = WireBody.from_bytes(sent.body)
         if body is not None and body.kind == "json" and sent.api is not None:
             body = WireBody("text", sent.body.decode("utf-8"))  # a model body stays exact
-        if body is not None and body.kind != "base64":
+        if body is not None and body.kind == "base64":  # bytes: scrubbed as bytes
+            body = WireBody.from_bytes(self.scrubber.raw(sent.body))
+        elif body is not None:
             body = WireBody(body.kind, self.scrubber.data(body.value))
         response = None
         if answer is not None:
             raw = WireResponse.from_http(answer.status, answer.content_type, answer.body)
             response = scrub_response(raw, self.scrubber)
         path = self.scrubber.text(sent.path)
-        return HttpEntry(sent.method, path, self.scrubber.query(sent.query), body, response)
+        query = self.scrubber.query(sent.query)
+        encoding = "" if sent.undecoded else sent.encoding
+        return HttpEntry(sent.method, path, query, body, response, encoding)
 
     def _shown(self, sent: SentRequest) -> str:
         query = self.scrubber.query(sent.query)
@@ -360,6 +364,15 @@ class LockSession:
         entry); model requests and other traffic each in ``conversations.canonical_order``."""
         kept = sorted(self.exchanges, key=lambda ex: ex.key)
         self.scrubber = self.known_secrets()
+        for ex in kept:
+            if ex.sent.undecoded:
+                raise RecordingRunError(
+                    f"{self.run.path or 'wire lock'}: {ex.sent.method} {self._shown(ex.sent)}"
+                    f" sends its body with content-encoding {ex.sent.undecoded!r}, which"
+                    " headerlock cannot decode to scrub secrets from it, so nothing was written"
+                    + (" (install the brotli module for br)" if ex.sent.undecoded == "br" else ""),
+                    scenario=str(self.run.path),
+                )
         models: list[WireEntry] = []
         keys: list[Key] = []
         http: list[HttpEntry] = []

@@ -11,7 +11,10 @@ it. Code no open lock owns belongs to the only open lock; with several open, it 
 
 from __future__ import annotations
 
+import gzip
+import importlib
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -25,7 +28,9 @@ from headerlock.testing.wire.apis import detect_api
 @dataclass(frozen=True, slots=True)
 class SentRequest:
     """A request as a client is about to send it. ``api`` names the model API it calls
-    (``None``: other traffic); ``client`` the library that sends it."""
+    (``None``: other traffic); ``client`` the library that sends it. ``body`` is decoded
+    from its ``content-encoding`` (``encoding``, as sent) when headerlock can decode it;
+    ``undecoded`` names an encoding it could not (the body is then as sent)."""
 
     client: str
     method: str
@@ -33,6 +38,8 @@ class SentRequest:
     headers: tuple[tuple[str, str], ...]
     body: bytes
     api: str | None
+    encoding: str = ""
+    undecoded: str = ""
 
     @property
     def path(self) -> str:
@@ -55,11 +62,37 @@ class SentRequest:
 def sent_request(
     client: str, method: str, url: str, headers: Iterator[tuple[str, str]], body: bytes
 ) -> SentRequest:
-    """A ``SentRequest``, its model API detected from the method and path."""
+    """A ``SentRequest``, its model API detected from the method and path, its body
+    decoded from its content encoding (``decode_body``)."""
     method = method.upper()
-    return SentRequest(
-        client, method, url, tuple(headers), body, detect_api(method, urlsplit(url).path)
-    )
+    kept = tuple(headers)
+    encoding = ", ".join(v.strip() for k, v in kept if k.lower() == "content-encoding").lower()
+    decoded, undecoded = decode_body(body, encoding)
+    api = detect_api(method, urlsplit(url).path)
+    return SentRequest(client, method, url, kept, decoded, api, encoding, undecoded)
+
+
+def decode_body(body: bytes, encoding: str) -> tuple[bytes, str]:
+    """``body`` decoded from ``encoding`` (a ``content-encoding`` value: ``gzip``,
+    ``deflate``, ``br`` when the ``brotli`` module is importable, ``identity``, applied
+    in the order listed), and ``""``; or ``body`` as it is and the encoding that could
+    not be decoded."""
+    for name in reversed([n.strip() for n in encoding.split(",") if n.strip()]):
+        try:
+            if name in ("gzip", "x-gzip"):
+                body = gzip.decompress(body)
+            elif name == "deflate":
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate
+            elif name == "br":
+                body = importlib.import_module("brotli").decompress(body)
+            elif name != "identity":
+                return body, name
+        except Exception:  # any failure: kept as sent, and said so
+            return body, name
+    return body, ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,12 +33,16 @@ class Scrubber:
     redact: Redact | None = None
     forms: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """Every form of every secret (``secret_forms``), longest first: what is replaced."""
+    _cores: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The forms that hold no other form: text holds a form only if it holds one of these."""
     _raw_forms: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         forms = all_forms(self.secrets)
         raw = {f.encode(codec, "ignore") for f in forms for codec in ("utf-8", "latin-1")}
+        cores = tuple(f for f in forms if not any(g in f for g in forms if g != f))
         object.__setattr__(self, "forms", forms)
+        object.__setattr__(self, "_cores", cores)
         object.__setattr__(
             self, "_raw_forms", tuple(sorted((r for r in raw if r), key=lambda r: (-len(r), r)))
         )
@@ -62,9 +66,10 @@ class Scrubber:
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced, then redacted."""
-        for form in self.forms:
-            if form in text:
-                text = text.replace(form, placeholders.SECRET)
+        if any(core in text for core in self._cores):
+            for form in self.forms:
+                if form in text:
+                    text = text.replace(form, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
 
     def raw(self, data: bytes) -> bytes:

@@ -21,6 +21,8 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from headerlock.errors import WireOwnershipError
+from headerlock.formats.secrets import header_secrets, secret_values, url_secrets
+from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.apis import detect_api
 
@@ -138,8 +140,11 @@ def route(sent: SentRequest) -> WireAnswer | Pending | None:
         return None
     if len(open_now) == 1:
         return open_now[0].request(sent)
+    shown = Scrubber.of(
+        [*secret_values(), *header_secrets(sent.headers), *url_secrets(sent.url)]
+    ).text(sent.path)
     error = WireOwnershipError(
-        f"headerlock: {sent.method} {sent.path} was sent by code that no open wire lock owns"
+        f"headerlock: {sent.method} {shown} was sent by code that no open wire lock owns"
         f" (a thread or task started outside them) while {len(open_now)} locks are open;"
         " start it inside the lock it belongs to",
         key="lock",

@@ -60,9 +60,10 @@ _HOOK = "_headerlock_seal_audit"
 hook per process forwards to it (hooks cannot be removed, and a test runner that imports
 this module again must not pile them up)."""
 _outside: dict[int, int] = {}
-"""The file descriptor of each internet connection opened while no lock was sealed, and
-the port it connected to (a descriptor closed and reused by another connection is told
-apart by its peer's port)."""
+"""The file descriptor of each internet connection opened since ``watch``, and the port
+it connected to (a descriptor closed and reused by another connection is told apart by
+its peer's port): each send over one is checked again while a lock is sealed, so a
+connection opened before the lock (or allowed by an earlier one) sends nothing out."""
 _original_getaddrinfo: list[Any] = []
 _resolved: dict[str, set[str]] = {}
 """The names ``socket.getaddrinfo`` resolved to each address while a lock was sealed: a
@@ -168,16 +169,15 @@ def _connecting(sock: Any, address: Any) -> None:
         fd = sock.fileno()
     except OSError:
         return
-    if not _sealed:
-        _outside[fd] = address[1]
-        return
     _outside.pop(fd, None)
-    check(str(address[0]), address[1], what="a connection")
+    if _sealed:
+        check(str(address[0]), address[1], what="a connection")
+    _outside[fd] = address[1]
 
 
 def _check_sending(sock: Any) -> None:
-    """Refuse data sent over a connection opened outside any sealed lock, as its
-    connection would have been refused."""
+    """Refuse data sent over a connection the deciding locks would have refused to open
+    (one opened before the lock: those it opened were checked already)."""
     try:
         port = _outside.get(sock.fileno())
         if port is None or not _is_tcp(sock):

@@ -10,8 +10,10 @@ bytes, never forwarded; a body nested too deep to parse is kept as text.
 
 from __future__ import annotations
 
+import _socket
 import asyncio
 import base64
+import http.client
 import json
 import re
 import socket
@@ -418,3 +420,120 @@ def test_a_binary_answer_replays_byte_for_byte(tmp_path: Path, model_server: Mod
     with lock(path):
         assert body() == image
     assert len(model_server.hits) == hits
+
+
+# -- allow_hosts opens raw connections only --------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_allow_hosts_never_forwards_a_model_request_or_recorded_traffic(
+    host: str, tmp_path: Path, model_server: ModelServer
+) -> None:
+    """A local model server (or a tool on the same host) in ``allow_hosts``: replay still
+    answers the model requests and the recorded traffic itself, 0 hits."""
+    model_server.script([{"text": "live answer"}] * 2)
+    model_server.route("/tool/weather", json_answer({"sky": "clear"}), method="GET")
+    origin = model_server.origin.replace("127.0.0.1", host)
+    chat = openai.OpenAI(base_url=f"{origin}/v1", api_key=KEY, max_retries=0)
+
+    def body() -> list[Any]:
+        sky = requests.get(f"{origin}/tool/weather", timeout=5).json()
+        reply = chat.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "hi"}]
+        )
+        return [sky, reply.choices[0].message.content]
+
+    path = tmp_path / "local.yaml"
+    with lock(path, mode="record"):
+        assert body() == [{"sky": "clear"}, "live answer"]
+    recording = load_wire_recording(path, apis=NAMES)
+    assert len(recording.requests) == 1 and len(recording.http) == 1
+    model_server.hits.clear()
+    with lock(path, allow_hosts=[host]) as run:
+        assert body() == [{"sky": "clear"}, "live answer"]
+    assert model_server.hits == [] and run.differences == []
+    # traffic the recording does not hold goes through to the allowed host
+    with lock(path, allow_hosts=[host]):
+        assert body()[0] == {"sky": "clear"}
+        assert httpx.get(f"{origin}/tool/weather").json() == {"sky": "clear"}
+    assert [h.path for h in model_server.hits] == ["/tool/weather"]
+    # a live record keeps the model request to an allowed host (its other traffic passes)
+    model_server.hits.clear()
+    with lock(path, mode="record", allow_hosts=[host]):
+        assert body() == [{"sky": "clear"}, "live answer"]
+    assert [h.path for h in model_server.hits] == ["/tool/weather", "/v1/chat/completions"]
+    assert len(load_wire_recording(path, apis=NAMES).requests) == 1
+
+
+# -- ways around the socket methods ----------------------------------------------------
+
+
+def _refused_in_a_sealed_lock(action: Callable[[], object]) -> NetworkSealedError:
+    """The error ``action`` raises inside a sealed lock (which raises it again at exit)."""
+    seen: list[NetworkSealedError] = []
+
+    def swallowing() -> None:  # an agent that swallows the error still fails
+        try:
+            action()
+        except NetworkSealedError as error:
+            seen.append(error)
+
+    with pytest.raises(NetworkSealedError), lock(None, mode="record", script=["x"]):
+        swallowing()
+    assert len(seen) == 1, "the seal let it through"
+    return seen[0]
+
+
+def _http_get(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+
+
+def test_the_c_level_socket_and_a_saved_connect_are_refused(model_server: ModelServer) -> None:
+    address = ("127.0.0.1", _port(model_server))
+    saved_connect = socket.socket.connect  # taken before the lock
+    raw = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # no socket.socket methods
+    with socket.socket() as first:
+        refused = _refused_in_a_sealed_lock(lambda: saved_connect(first, address))
+        assert f"a connection to 127.0.0.1:{address[1]} refused" in str(refused)
+        try:
+            refused = _refused_in_a_sealed_lock(lambda: raw.connect(address))
+        finally:
+            raw.close()
+        assert f"a connection to 127.0.0.1:{address[1]} refused" in str(refused)
+    assert model_server.hits == []
+
+
+@pytest.mark.skipif(not hasattr(socket, "MSG_FASTOPEN"), reason="no TCP Fast Open here")
+def test_tcp_fast_open_is_refused(model_server: ModelServer) -> None:
+    address = ("127.0.0.1", _port(model_server))
+    with socket.socket() as sock:
+        refused = _refused_in_a_sealed_lock(
+            lambda: sock.sendto(_http_get("/tfo"), socket.MSG_FASTOPEN, address)
+        )
+    assert f"a TCP Fast Open connection (sendto) to 127.0.0.1:{address[1]}" in str(refused)
+    assert model_server.hits == []
+
+
+def test_a_connection_opened_before_the_lock_cannot_send_in_it(model_server: ModelServer) -> None:
+    port = _port(model_server)
+    keep_alive = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    keep_alive.request("GET", "/before")
+    keep_alive.getresponse().read()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        refused = _refused_in_a_sealed_lock(lambda: sock.sendall(_http_get("/raw")))
+        shown = f"sending over a connection opened before the lock to 127.0.0.1:{port} refused"
+        assert shown in str(refused)
+        refused = _refused_in_a_sealed_lock(lambda: keep_alive.request("GET", "/inside"))
+        assert shown in str(refused)
+        keep_alive.close()
+        # after the lock, the connection is the program's again
+        sock.sendall(_http_get("/after"))
+        assert sock.recv(12) == b"HTTP/1.1 404"
+    assert [h.path for h in model_server.hits] == ["/before", "/after"]
+    # an allowed host's connection keeps working inside a lock
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as sock,
+        lock(None, mode="record", script=["x"], allow_hosts=["127.0.0.1"]),
+    ):
+        sock.sendall(_http_get("/allowed"))
+        assert sock.recv(12) == b"HTTP/1.1 404"

@@ -5,20 +5,30 @@ secret is refused on replay and diff, as a scenario recording is."""
 from __future__ import annotations
 
 import base64
+import gzip
+import json
 import subprocess
 import sys
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import openai
 import pytest
+import requests
 
-from headerlock.errors import WireRecordingError
+from headerlock.errors import RecordingRunError, WireRecordingError
+from headerlock.formats.secrets import secret_forms
+from headerlock.formats.wire_recording import load_wire_recording
+from headerlock.formats.wire_scrub import Scrubber
+from headerlock.testing.wire.apis import NAMES
 from headerlock.testing.wire.lock import lock
 from tests.hostile import PINNED, cli, one_line_error, write
 from tests.model_server import Answer, Hit, ModelServer, json_answer
-from tests.wire.agents import KEY
+from tests.wire.agents import KEY, fn_tool
 
 PATH_KEY = "sk-live-in-the-path-0123456789"
 GATEWAY_KEY = "gw-secret-for-the-gateway-4242"
@@ -248,3 +258,187 @@ def test_ordinary_text_in_a_url_is_not_a_key_shape(
     text = path.read_text()
     assert all(part in text for part in plain), text
     assert [len(s) for s in (OPENAI_SHAPED, ANTHROPIC_SHAPED, GOOGLE_SHAPED)] == [56, 108, 39]
+
+
+# -- every encoding and escaped form of a secret --------------------------------------
+
+ENV_SECRET = "sk-env-registered-secret-5555"
+ODD_SECRET = 'pa"ss\\wörd-4711'
+"""A secret holding a quote, a backslash and non-ASCII: JSON escapes all three."""
+
+
+def _encoders() -> dict[str, Callable[[bytes], bytes]]:
+    found: dict[str, Callable[[bytes], bytes]] = {
+        "gzip": gzip.compress,
+        "deflate": zlib.compress,
+        "gzip, deflate": lambda b: zlib.compress(gzip.compress(b)),
+    }
+    try:
+        import brotli  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return found
+    found["br"] = brotli.compress
+    return found
+
+
+def _model_call(model_server: ModelServer) -> None:
+    chat = openai.OpenAI(base_url=model_server.base_url, api_key=KEY, max_retries=0)
+    _ask(chat)
+
+
+def _bodies(path: Path) -> list[bytes]:
+    """The request bodies of a recording's other traffic, as bytes."""
+    found = []
+    for entry in load_wire_recording(path, apis=NAMES).http:
+        assert entry.body is not None
+        value = entry.body.value
+        if entry.body.kind == "base64":
+            found.append(base64.b64decode(value))
+        else:
+            found.append((value if isinstance(value, str) else json.dumps(value)).encode())
+    return found
+
+
+@pytest.mark.parametrize("encoding", sorted(_encoders()))
+def test_a_secret_in_an_encoded_body_is_decoded_and_scrubbed(
+    encoding: str, tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADERLOCK_API_KEY", ENV_SECRET)
+    model_server.script([{"text": "done"}])
+    model_server.route("/tool/upload", json_answer({"ok": True}))
+    sent = json.dumps({"note": f"the key is {ENV_SECRET}"}).encode()
+    url = f"{model_server.origin}/tool/upload"
+
+    def body() -> None:
+        headers = {"Content-Encoding": encoding, "Content-Type": "application/json"}
+        assert requests.post(url, data=_encoders()[encoding](sent), headers=headers).ok
+        _model_call(model_server)
+
+    path = tmp_path / "encoded.yaml"
+    with lock(path, mode="record"):
+        body()
+    [entry] = load_wire_recording(path, apis=NAMES).http
+    assert entry.encoding == encoding
+    assert entry.body is not None and entry.body.value == {"note": "the key is <<secret>>"}
+    hits = len(model_server.hits)
+    with lock(path):
+        body()
+    assert len(model_server.hits) == hits
+
+
+def test_a_secret_in_a_body_that_is_not_utf8_is_scrubbed_as_bytes(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADERLOCK_API_KEY", ENV_SECRET)
+    model_server.script([{"text": "done"}])
+    model_server.route("/tool/blob", Answer(200, b"\xff" + ENV_SECRET.encode(), "image/png"))
+    sent = b"\xff\xfe" + ENV_SECRET.encode("latin-1") + b"\x00\xe9"
+
+    def body() -> bytes:
+        got = httpx.post(f"{model_server.origin}/tool/blob", content=sent).content
+        _model_call(model_server)
+        return got
+
+    path = tmp_path / "bytes.yaml"
+    with lock(path, mode="record"):
+        body()
+    [raw] = _bodies(path)
+    assert raw == b"\xff\xfe<<secret>>\x00\xe9"
+    [entry] = load_wire_recording(path, apis=NAMES).http
+    assert entry.response is not None
+    assert base64.b64decode(entry.response.body) == b"\xff<<secret>>"
+    with lock(path):
+        assert body() == b"\xff<<secret>>"
+
+
+def test_a_body_encoding_headerlock_cannot_decode_is_never_written(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_server.script([{"text": "done"}])
+    model_server.route("/tool/upload", json_answer({"ok": True}))
+    path = tmp_path / "zstd.yaml"
+    path.write_text("old bytes")
+
+    def body() -> None:
+        headers = {"Content-Encoding": "zstd"}
+        url = f"{model_server.origin}/tool/upload"
+        requests.post(url, data=b"\x28\xb5\x2f\xfd", headers=headers, timeout=5)
+        _model_call(model_server)
+
+    with (
+        pytest.raises(RecordingRunError, match="content-encoding 'zstd', which headerlock"),
+        lock(path, mode="record"),
+    ):
+        body()
+    assert path.read_text() == "old bytes"
+
+
+def test_every_escaped_form_of_a_secret_is_scrubbed_from_a_pinned_prefix(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``requests`` sends JSON with ``ensure_ascii``: the system prompt and the tools hold
+    the secret as ``\\"``, ``\\\\`` and ``\\u00f6``; the raw prefix keeps them so."""
+    monkeypatch.setenv("MY_TOKEN", ODD_SECRET)
+    model_server.script([{"text": "done"}])
+    forms = secret_forms(ODD_SECRET)
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": f"token {ODD_SECRET}"},
+            {"role": "user", "content": f"url {quote(ODD_SECRET)} b64 {_b64(ODD_SECRET)}"},
+        ],
+        "tools": [fn_tool("t", {"type": "object", "description": ODD_SECRET})],
+    }
+    url = f"{model_server.base_url}/chat/completions"
+
+    def send() -> None:
+        assert requests.post(url, json=body, timeout=5).ok
+
+    path = tmp_path / "pinned.yaml"
+    with lock(path, mode="record", pin=True, redact_env=["MY_TOKEN"]):
+        send()
+    text = path.read_text()
+    assert json.dumps(ODD_SECRET)[1:-1] not in text
+    assert [form for form in forms if form in text] == []
+    [entry] = load_wire_recording(path, apis=NAMES).requests
+    assert entry.prefix is not None and "<<secret>>" in entry.prefix.tools
+    assert "<<secret>>" in entry.prefix.system
+    hits = len(model_server.hits)
+    with lock(path, redact_env=["MY_TOKEN"]):
+        send()
+    assert len(model_server.hits) == hits
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(f"user:{text}".encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        json.dumps(ODD_SECRET)[1:-1],
+        json.dumps(ODD_SECRET, ensure_ascii=False)[1:-1],
+        quote(ODD_SECRET, safe=""),
+        _b64(ODD_SECRET),
+    ],
+    ids=["json-ascii", "json", "url", "base64"],
+)
+def test_a_recording_holding_an_escaped_form_of_a_secret_is_refused(
+    form: str, tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "leak.yaml"
+    model_server.script([{"text": "a harmless answer"}])
+    with lock(path, mode="record"):
+        _model_call(model_server)
+    path.write_text(path.read_text().replace("a harmless answer", f"see {form}"))  # plain YAML
+    monkeypatch.setenv("OPENAI_API_KEY", ODD_SECRET)
+    with pytest.raises(WireRecordingError, match="holds the value of OPENAI_API_KEY") as caught:
+        lock(path).__enter__()
+    assert not [f for f in secret_forms(ODD_SECRET) if f in str(caught.value)]
+
+
+def test_a_scrubber_never_shows_its_secrets() -> None:
+    scrubber = Scrubber.of([KEY, ODD_SECRET])
+    assert [f for f in (*secret_forms(KEY), *secret_forms(ODD_SECRET)) if f in repr(scrubber)] == []
+    scrubbed = scrubber.text(f"Basic {_b64(KEY)}")  # the key at an offset in base64
+    assert "<<secret>>" in scrubbed and not [f for f in secret_forms(KEY) if f in scrubbed]

@@ -10,7 +10,8 @@ pinned or not): any AWS access key id (``AKIA…``/``ASIA…``), the values of
 ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, of the variables
 named in ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
 pytest ini option ``headerlock_redact_env``, ``headerlock record --redact-env``). Values
-shorter than ``MIN_SECRET_LENGTH`` characters are not secrets.
+shorter than ``MIN_SECRET_LENGTH`` characters are not secrets. Each secret is found in
+every form text may carry it in (``secrets.secret_forms``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any, Final
 
 from headerlock.formats import placeholders
 from headerlock.formats.secrets import (
+    all_forms,
     aws_key_ids,
     secret_env,
+    secret_forms,
     secret_values,
 )
 from headerlock.runtime.header import RequestHeader
@@ -52,13 +55,16 @@ def _redact(text: str, secrets: Sequence[str]) -> str:
 
 def redact_secrets(value: Any, secrets: Sequence[str] | None = None) -> Any:
     """A copy of plain data with every secret (in strings and keys) replaced by ``<<secret>>``."""
-    return _copy(value, None, secret_values() if secrets is None else secrets)
+    return _copy(value, None, all_forms(secret_values() if secrets is None else secrets))
 
 
 def find_secret(value: Any, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """``(path, variable)`` of the first string in plain data that holds a secret
-    (the path never shows the secret itself)."""
-    table = secret_env(environ)
+    (the path never shows the secret itself); each secret in any of its forms
+    (``secret_forms``)."""
+    table = {
+        form: name for secret, name in secret_env(environ).items() for form in secret_forms(secret)
+    }
     if not table or not _holds_secret(value, tuple(table)):
         return None  # the common case, without building a path for every node
 
@@ -183,7 +189,7 @@ def _scrubbed(
 ) -> Iterator[Any]:
     """Each event of ``scrub_events`` in turn. An id's token depends only on the
     events up to its first appearance, so one pass gives every token."""
-    hidden = secret_values() if secrets is None else secrets
+    hidden = all_forms(secret_values() if secrets is None else secrets)
     ids: dict[str, str] = {}
     for original in events:
         event = _copy(original, workspace, hidden)
@@ -261,7 +267,7 @@ def scrub_transcript(
     """Tokenize the tool-call ids (as in ``events``) and the workspace path in a
     transcript, and replace secrets (``secrets`` default to ``secret_values()``)."""
     ids = _ids_in_order(events)
-    hidden = secret_values() if secrets is None else secrets
+    hidden = all_forms(secret_values() if secrets is None else secrets)
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):

@@ -14,17 +14,20 @@ credentials of a URL (``url_secrets``: its userinfo, its query parameters named
 like a credential header, the well-known key shapes ``KEY_SHAPES`` in its path or
 query), of each request and of the base URL variables ``URL_ENV``. Values shorter
 than ``MIN_SECRET_LENGTH`` characters are never secrets: scrubbing a common word
-everywhere helps no one.
+everywhere helps no one. A secret is found in each form text may carry it in
+(``secret_forms``: JSON-escaped, URL-encoded, base64).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
-from urllib.parse import SplitResult, unquote, unquote_plus, urlsplit
+from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit
 
 from headerlock.errors import ConfigError
 
@@ -230,3 +233,39 @@ def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) 
     """The values of the environment variables ``names`` that are set."""
     env = os.environ if environ is None else environ
     return [env[name] for name in names if env.get(name)]
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-F]{2}")
+
+
+@functools.lru_cache(maxsize=1024)
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """``secret`` and each escaped form text may carry it in, longest first: JSON string
+    escapes once and twice (``\\"``, ``\\\\``, ``\\uXXXX`` as ``ensure_ascii`` writes
+    non-ASCII, in either case), URL encoding (``%XX`` in either case, ``+`` for a space)
+    and base64 (standard and URL-safe, whole, and at each alignment inside a longer
+    base64 text: the characters only the secret's bytes decide)."""
+    forms = {secret}
+    for ascii_only in (True, False):
+        once = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
+        forms.update((once, json.dumps(once, ensure_ascii=ascii_only)[1:-1]))
+    for escaped in [f for f in forms if "\\u" in f]:
+        forms.add(_UNICODE_ESCAPE.sub(lambda m: m[0][:2] + m[0][2:].upper(), escaped))
+    for encoded in (quote(secret, safe=""), quote_plus(secret, safe=""), quote(secret)):
+        forms.update((encoded, _PERCENT_ESCAPE.sub(lambda m: m[0].lower(), encoded)))
+    raw = secret.encode("utf-8", "surrogatepass")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        forms.add(encode(raw).decode("ascii"))
+        for shift in range(3):
+            text = encode(b"\0" * shift + raw).decode("ascii")
+            start, end = (0, 2, 3)[shift], (shift + len(raw)) * 8 // 6
+            if end - start >= MIN_SECRET_LENGTH:
+                forms.add(text[start:end])
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+
+def all_forms(secrets: Iterable[str]) -> tuple[str, ...]:
+    """Every form (``secret_forms``) of each of ``secrets``, longest first."""
+    found = {form for secret in secrets for form in secret_forms(secret)}
+    return tuple(sorted(found, key=lambda f: (-len(f), f)))

@@ -5,7 +5,9 @@ body is not a JSON object are kept in ``http:`` beside the model requests, so th
 replay (or a scripted record) answers them too and nothing leaves the process. An entry
 is the method, the path and query (no scheme, host or userinfo), the body and the
 response, scrubbed like the rest of the recording. A body is kept as JSON data when it
-parses, as text when it is UTF-8, else as base64, so it replays exactly.
+parses, as text when it is UTF-8, else as base64, so it replays exactly. A body sent
+with a ``content-encoding`` (gzip, deflate, br) is kept decoded, and ``encoding`` notes
+how it was sent.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from headerlock.formats.wire_response import JSON_MAX_DEPTH, WireResponse, deepe
 
 RequestBodyKind = Literal["json", "text", "base64"]
 REQUEST_BODY_KINDS: Final[tuple[RequestBodyKind, ...]] = ("json", "text", "base64")
-HTTP_KEYS: Final = ("method", "path", "query", "body", "response")
+HTTP_KEYS: Final = ("method", "path", "query", "body", "encoding", "response")
 Fail = Callable[[str, str], NoReturn]
 
 
@@ -61,15 +63,20 @@ class HttpEntry:
     query: str
     body: WireBody | None
     response: WireResponse | None = None
+    encoding: str = ""
+    """The ``content-encoding`` the body was sent with (it is kept decoded)."""
 
     def request_data(self) -> dict[str, Any]:
         """Plain data of the request side (what replay compares)."""
-        return {
+        data = {
             "method": self.method,
             "path": self.path,
             "query": self.query,
             "body": None if self.body is None else self.body.to_data(),
         }
+        if self.encoding:
+            data["encoding"] = self.encoding
+        return data
 
     def to_data(self) -> dict[str, Any]:
         data = self.request_data()
@@ -97,7 +104,10 @@ def read_http_entry(
         strings[name] = value[name]
     body = _body(value.get("body"), f"{key}.body", fail)
     answer = response(value["response"], f"{key}.response") if "response" in value else None
-    return HttpEntry(strings["method"], strings["path"], strings["query"], body, answer)
+    encoding = value.get("encoding", "")
+    if not isinstance(encoding, str):
+        fail(f"{key}.encoding", f"must be a string, got {encoding!r}")
+    return HttpEntry(strings["method"], strings["path"], strings["query"], body, answer, encoding)
 
 
 def _body(value: Any, key: str, fail: Fail) -> WireBody | None:

@@ -2,9 +2,10 @@
 
 Secrets are those ``headerlock.formats.secrets`` defines: the values of credential
 headers (with and without a ``Bearer`` prefix), the credentials of each request's URL
-(``url_secrets``) and of listed environment variables; a user ``redact`` callable
-scrubs any string further. Ids are numbered by first
-appearance, so the same traffic always gets the same tokens.
+(``url_secrets``) and of listed environment variables, each in every form text may carry
+it in (``secret_forms``: JSON-escaped, URL-encoded, base64), in text and in bytes; a
+user ``redact`` callable scrubs any string further; a scrubber's repr never shows them.
+Ids are numbered by first appearance, so the same traffic always gets the same tokens.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
-from headerlock.formats.secrets import MIN_SECRET_LENGTH, aws_key_ids, is_credential_name
+from headerlock.formats.secrets import (
+    MIN_SECRET_LENGTH,
+    all_forms,
+    aws_key_ids,
+    is_credential_name,
+)
 
 MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id", "toolUseId"})
 CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
@@ -25,10 +31,29 @@ Redact = Callable[[str], str]
 
 @dataclass(frozen=True, slots=True)
 class Scrubber:
-    """Replaces secrets (longest first) and applies ``redact`` to every string."""
+    """Replaces secrets (each form of each, longest first) and applies ``redact`` to
+    every string."""
 
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
     redact: Redact | None = None
+    forms: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Every form of every secret (``secret_forms``), longest first: what is replaced."""
+    _cores: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The forms that hold no other form: text holds a form only if it holds one of these."""
+    _raw_forms: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        forms = all_forms(self.secrets)
+        raw = {f.encode(codec, "ignore") for f in forms for codec in ("utf-8", "latin-1")}
+        cores = tuple(f for f in forms if not any(g in f for g in forms if g != f))
+        object.__setattr__(self, "forms", forms)
+        object.__setattr__(self, "_cores", cores)
+        object.__setattr__(
+            self, "_raw_forms", tuple(sorted((r for r in raw if r), key=lambda r: (-len(r), r)))
+        )
+
+    def __repr__(self) -> str:
+        return f"Scrubber(<{len(self.secrets)} secrets>, redact={self.redact!r})"
 
     @classmethod
     def of(cls, secrets: Iterable[str], redact: Redact | None = None) -> Scrubber:
@@ -45,13 +70,23 @@ class Scrubber:
         return Scrubber.of((*self.secrets, *more), self.redact)
 
     def text(self, text: str) -> str:
-        """``text`` with every secret and AWS access key id replaced, then redacted."""
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, placeholders.SECRET)
+        """``text`` with every secret (in each of its forms) and AWS access key id
+        replaced, then redacted."""
+        if any(core in text for core in self._cores):
+            for form in self.forms:
+                if form in text:
+                    text = text.replace(form, placeholders.SECRET)
         for key_id in aws_key_ids(text):
             text = text.replace(key_id, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
+
+    def raw(self, data: bytes) -> bytes:
+        """Bytes (a body that is not UTF-8 text) with every secret form replaced, as
+        UTF-8 or Latin-1 bytes."""
+        for form in self._raw_forms:
+            if form in data:
+                data = data.replace(form, placeholders.SECRET.encode())
+        return data
 
     def query(self, query: str) -> str:
         """A URL query with secrets scrubbed, and every value of a parameter whose name

@@ -114,6 +114,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
     parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
     parser.addini(
+        "headerlock_allow_hosts",
+        "hosts a sealed headerlock_wire test may open raw connections to (never model requests)",
+        type="args",
+    )
+    parser.addini(
         "headerlock_cache",
         "report (or fail on) every headerlock_wire test's prompt-cache breaks: report, fail, off",
         default="",
@@ -141,6 +146,9 @@ def pytest_configure(config: pytest.Config) -> None:
         " class (default: one per test module)",
     )
     _check_ini(config)
+    from headerlock.testing.wire.seal import watch  # before any test opens a connection
+
+    watch()
     record_mode(config)  # a bad headerlock_record value is a usage error now
     root = config.rootpath
     from headerlock.formats.secrets import redact_env  # both light: no heavy dependency

@@ -405,6 +405,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
         raise ConfigError(pins_message(header_class), key="headerlock_pin")
     classes_of(item.config).note_ran(header_class)
     redact_env = (*options.redact_env, *secret_env().values())
+    allow_hosts = (*item.config.getini("headerlock_allow_hosts"), *options.allow_hosts)
     opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
     probe = probe_dir(item.config)
     if probe is not None:
@@ -423,7 +424,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
                 script=None if live else options.script,
                 redact=options.redact,
                 redact_env=redact_env,
-                allow_hosts=options.allow_hosts,
+                allow_hosts=allow_hosts,
                 record_errors=options.record_errors,
                 ignore=ignore_rules(item, options.ignore),
             )
@@ -443,7 +444,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             script=None,
             redact=options.redact,
             redact_env=redact_env,
-            allow_hosts=options.allow_hosts,
+            allow_hosts=allow_hosts,
             ignore=ignore_rules(item, options.ignore),
             pending=pending_enabled(item.config),
         )

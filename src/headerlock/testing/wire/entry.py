@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 from typing import Any, Final
 
@@ -57,8 +58,9 @@ def build_entry(
 
 def scrub_response(response: WireResponse, scrubber: Scrubber) -> WireResponse:
     """``response`` with secrets (and whatever ``redact`` takes) scrubbed from its body."""
-    if response.kind == "base64":
-        return response  # bytes that are not text: kept exactly
+    if response.kind == "base64":  # bytes that are not text: scrubbed as bytes
+        raw = scrubber.raw(base64.b64decode(response.body))
+        return replace(response, body=base64.b64encode(raw).decode("ascii"))
     if response.kind != "events":
         return replace(response, body=scrubber.data(response.body))
     events = tuple(replace(e, data=scrubber.data(e.data)) for e in response.body)

@@ -378,7 +378,8 @@ def lock(
     ``mode="new"`` replays ``path`` when it exists and records it otherwise.
     ``pin=True`` records the system and tools as sent and compares their bytes. A
     replay or a scripted record is sealed: nothing unrecorded leaves the process except
-    to ``allow_hosts``. Values of auth headers, of the secrets
+    to ``allow_hosts`` (which never lets a model request, or traffic the recording
+    holds, through). Values of auth headers, of the secrets
     ``headerlock.formats.secrets`` lists (``HEADERLOCK_API_KEY``, the providers' key
     variables, ``HEADERLOCK_REDACT_ENV``, the ini option) and of ``redact_env`` become
     ``<<secret>>``; ``redact`` scrubs any other string. A live record normalizes the

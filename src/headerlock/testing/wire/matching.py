@@ -91,6 +91,10 @@ class RecordedExchanges(Generic[E]):
         self.served[index] = True
         return index
 
+    def holds(self, live: E) -> bool:
+        """Whether an unserved exchange's request equals ``live`` (none is served)."""
+        return bool(self._by_key.get(_digest(request_key(live))))
+
     def take_index(self, index: int) -> None:
         """Serve the exchange at ``index`` to a request that did not match it (a replay
         that keeps answering after a mismatch, for its pending file)."""

@@ -34,6 +34,12 @@ class WireRequest:
     body: bytes
     prefix_sha256: str
 
+    def __repr__(self) -> str:  # the body and header as sent may hold a secret: never shown
+        return (
+            f"WireRequest(number={self.number}, api={self.api!r},"
+            f" tool_names={list(self.tool_names)!r}, body=<{len(self.body)} bytes>)"
+        )
+
     @property
     def tool_names(self) -> tuple[str, ...]:
         """The tool names in the order sent."""
@@ -61,8 +67,17 @@ class WireRun:
     requests: list[WireRequest] = field(default_factory=list)
     recording: WireRecording | None = None
     differences: list[Difference] = field(default_factory=list)
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
     """The secrets the lock scrubbed (known ones and the credentials the agent sent), for
-    a caller that writes what it saw; set at exit, never written."""
+    a caller that writes what it saw; set at exit, never written nor shown."""
     pending: Path | None = None
     """The pending file a mismatching replay wrote (``lock(pending=True)``)."""
+
+    def __repr__(self) -> str:
+        """What a failing test's report shows of it: never a secret (the differences are
+        scrubbed; the requests as sent are only counted)."""
+        return (
+            f"WireRun(path={self.path!r}, mode={self.mode!r}, pinned={self.pinned},"
+            f" requests=<{len(self.requests)}>,"
+            f" differences={[d.line() for d in self.differences]!r}, pending={self.pending!r})"
+        )

@@ -1,25 +1,34 @@
 """The network seal: while a lock replays, or records from a script, nothing connects out.
 
 Requests through a seen client are answered by the lock itself (``clients``); this is
-the floor beneath them: ``socket.socket.connect``/``connect_ex`` are patched while a
-sealed lock is open, and an internet connection (``AF_INET``/``AF_INET6``) from code the
-sealed lock owns, or from code no lock owns, is refused with ``NetworkSealedError``
-(a ``ConnectionRefusedError``) unless its host is allowed (``allow_hosts=``, the
-marker's ``allow_hosts``, the ``headerlock_allow_hosts`` ini option). A connection sees
-only an address, so ``socket.getaddrinfo`` is wrapped too, to remember which names
-resolved to it (an allowed name allows its addresses). Each refusal is also kept by the
-lock, which raises at exit, so an agent that swallows the error still fails. Code owned
-by a lock that records live is never refused.
+the floor beneath them. An audit hook (``sys.addaudithook``, installed once by
+``watch``) sees every ``socket.connect`` and ``connect_ex`` whatever made it (a
+``socket.socket``, the C-level ``_socket.socket``, a method reference saved before the
+lock) and every ``sendto``/``sendmsg`` with an address on a TCP socket (TCP Fast Open).
+While a lock is sealed, such a connection to the internet (``AF_INET``/``AF_INET6``)
+from code the sealed lock owns, or from code no lock owns, is refused with
+``NetworkSealedError`` (a ``ConnectionRefusedError``) unless its host is allowed
+(``allow_hosts=``, the marker's ``allow_hosts``, the ``headerlock_allow_hosts`` ini
+option). A connection opened before the lock (a socket, a keep-alive
+``http.client`` connection) is refused when it sends inside it: ``send``/``sendall``
+of ``socket.socket`` and ``ssl.SSLSocket`` are wrapped while a lock is sealed. A
+connection sees only an address, so ``socket.getaddrinfo`` is wrapped too, to remember
+which names resolved to it (an allowed name allows its addresses). Each refusal is also
+kept by the lock, which raises at exit, so an agent that swallows the error still
+fails. Code owned by a lock that records live is never refused.
 
-Not covered: the DNS lookup itself (it runs before the connection is refused), sockets
-that C extensions open without ``socket.socket`` (uvloop, pycurl, grpc's C core),
-``sendto`` on unconnected UDP sockets, and child processes.
+Not covered (the README lists them): the DNS lookup itself (it runs before the
+connection is refused), UDP (``sendto`` on a datagram socket), child processes,
+sockets that C extensions open without Python's ``socket`` module (uvloop, pycurl,
+grpc's C core), and a connection opened before ``watch`` ran (the plugin runs it when
+pytest starts; ``lock()`` when its module is imported) that sends inside a lock.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 import threading
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -43,7 +52,18 @@ class Sealed(Protocol):
 
 _guard = threading.RLock()
 _sealed: list[Sealed] = []
-_originals: dict[str, Any] = {}
+_originals: dict[tuple[type, str], Any] = {}
+_SENDS = ("send", "sendall")
+_watching: list[bool] = []
+_HOOK = "_headerlock_seal_audit"
+"""Where ``sys`` keeps the audit function of the newest import of this module: one audit
+hook per process forwards to it (hooks cannot be removed, and a test runner that imports
+this module again must not pile them up)."""
+_outside: dict[int, int] = {}
+"""The file descriptor of each internet connection opened since ``watch``, and the port
+it connected to (a descriptor closed and reused by another connection is told apart by
+its peer's port): each send over one is checked again while a lock is sealed, so a
+connection opened before the lock (or allowed by an earlier one) sends nothing out."""
 _original_getaddrinfo: list[Any] = []
 _resolved: dict[str, set[str]] = {}
 """The names ``socket.getaddrinfo`` resolved to each address while a lock was sealed: a
@@ -109,14 +129,76 @@ def check(host: str, port: object, *, what: str) -> None:
     raise error
 
 
-def _guarded(original: Any, name: str) -> Any:
-    def connect(self: socket.socket, address: Any, *args: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
-            check(str(address[0]), address[1], what="a connection")
-        return original(self, address, *args)
+def _internet(sock: Any) -> bool:
+    return getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6)
 
-    connect.__name__ = name
-    return connect
+
+def _is_tcp(sock: Any) -> bool:
+    return int(getattr(sock, "type", -1)) & 0xF == socket.SOCK_STREAM
+
+
+def watch() -> None:
+    """Install the audit hook that seals connections (once per process; it does nothing
+    while no lock is sealed but remember the connections opened outside one)."""
+    with _guard:
+        if _watching:
+            return
+        _watching.append(True)
+        if getattr(sys, _HOOK, None) is None:
+            sys.addaudithook(_forward)
+        setattr(sys, _HOOK, _audit)
+
+
+def _forward(event: str, args: tuple[Any, ...]) -> None:
+    getattr(sys, _HOOK)(event, args)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event == "socket.connect":
+        _connecting(*args)
+    elif _sealed and (event == "socket.sendto" or event == "socket.sendmsg"):
+        sock, address = args
+        if _internet(sock) and _is_tcp(sock) and isinstance(address, tuple) and address:
+            check(str(address[0]), address[1], what="a TCP Fast Open connection (sendto)")
+
+
+def _connecting(sock: Any, address: Any) -> None:
+    if not _internet(sock) or not isinstance(address, tuple) or len(address) < 2:
+        return
+    try:
+        fd = sock.fileno()
+    except OSError:
+        return
+    _outside.pop(fd, None)
+    if _sealed:
+        check(str(address[0]), address[1], what="a connection")
+    _outside[fd] = address[1]
+
+
+def _check_sending(sock: Any) -> None:
+    """Refuse data sent over a connection the deciding locks would have refused to open
+    (one opened before the lock: those it opened were checked already)."""
+    try:
+        port = _outside.get(sock.fileno())
+        if port is None or not _is_tcp(sock):
+            return
+        peer = sock.getpeername()
+    except OSError:
+        return  # closed, or not connected: the send raises its own error
+    if not isinstance(peer, tuple) or peer[1] != port:
+        _outside.pop(sock.fileno(), None)  # the descriptor now holds another connection
+        return
+    check(str(peer[0]), peer[1], what="sending over a connection opened before the lock")
+
+
+def _guarded(original: Any, name: str) -> Any:
+    def send(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+        if _sealed and _outside:
+            _check_sending(self)
+        return original(self, *args, **kwargs)
+
+    send.__name__ = name
+    return send
 
 
 def _resolving(original: Any) -> Any:
@@ -136,13 +218,22 @@ def _resolving(original: Any) -> Any:
     return getaddrinfo
 
 
+def _senders() -> list[type]:
+    """The socket classes whose sends are wrapped (``ssl.SSLSocket`` once ``ssl`` is
+    imported: it sends through its own methods)."""
+    ssl = sys.modules.get("ssl")
+    return [socket.socket, *([ssl.SSLSocket] if ssl is not None else [])]
+
+
 def seal(lock: Sealed) -> None:
     """Refuse connections for ``lock`` until ``unseal(lock)``."""
+    watch()
     with _guard:
         if not _sealed:
-            for name in ("connect", "connect_ex"):
-                _originals[name] = socket.socket.__dict__.get(name)  # None: inherited
-                setattr(socket.socket, name, _guarded(getattr(socket.socket, name), name))
+            for cls in _senders():
+                for name in _SENDS:
+                    _originals[cls, name] = cls.__dict__.get(name)  # None: inherited
+                    setattr(cls, name, _guarded(getattr(cls, name), name))
             _original_getaddrinfo.append(socket.getaddrinfo)
             socket.getaddrinfo = _resolving(socket.getaddrinfo)
         _sealed.append(lock)
@@ -155,12 +246,15 @@ def unseal(lock: Sealed) -> None:
             _sealed.remove(lock)
         if _sealed or not _originals:
             return
-        for name, original in _originals.items():
+        for (cls, name), original in _originals.items():
             if original is None:
-                delattr(socket.socket, name)
+                delattr(cls, name)
             else:
-                setattr(socket.socket, name, original)
+                setattr(cls, name, original)
         _originals.clear()
         while _original_getaddrinfo:
             socket.getaddrinfo = _original_getaddrinfo.pop()
         _resolved.clear()
+
+
+watch()

@@ -8,7 +8,9 @@
   error shape and a ``Difference``; other traffic that matches nothing is refused.
 
 Each exchange is keyed by its causal origin (``origins``), so the recording is written
-in the same order in every run. Hosts in ``allow_hosts`` pass untouched, unrecorded.
+in the same order in every run. ``allow_hosts`` never lets a model request through (it
+is recorded, scripted or replayed like any other), nor traffic the recording holds: it
+only lets other traffic to those hosts pass, untouched and unrecorded.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from headerlock.errors import NetworkSealedError, ScriptExhaustedError
+from headerlock.errors import NetworkSealedError, RecordingRunError, ScriptExhaustedError
 from headerlock.formats.secrets import header_secrets, signing_secrets, url_secrets
 from headerlock.formats.wire_http import HttpEntry, WireBody
 from headerlock.formats.wire_recording import WireEntry, WireRecording
@@ -124,7 +126,7 @@ class LockSession:
             self.outcome.refusals.append(error)
 
     def request(self, sent: SentRequest) -> WireAnswer | Pending | None:
-        if seal.normal_host(sent.host) in self.allow_hosts:
+        if self._passes(sent):
             return None
         key = self._key()
         split = self._split(sent)
@@ -260,6 +262,17 @@ class LockSession:
         return answer
 
     # -- helpers ------------------------------------------------------------------------
+    def _passes(self, sent: SentRequest) -> bool:
+        """Whether ``sent`` goes out untouched: other traffic to an allowed host that the
+        recording does not hold (a model request never does)."""
+        if sent.api is not None or seal.normal_host(sent.host) not in self.allow_hosts:
+            return False
+        if not self.http.entries:
+            return True
+        entry = self._http_entry(sent)
+        with self._guard:
+            return not self.http.holds(entry)
+
     def _key(self) -> Key:
         origin = origins.current_origin()
         if origin is not None:
@@ -312,14 +325,18 @@ class LockSession:
         body = WireBody.from_bytes(sent.body)
         if body is not None and body.kind == "json" and sent.api is not None:
             body = WireBody("text", sent.body.decode("utf-8"))  # a model body stays exact
-        if body is not None and body.kind != "base64":
+        if body is not None and body.kind == "base64":  # bytes: scrubbed as bytes
+            body = WireBody.from_bytes(self.scrubber.raw(sent.body))
+        elif body is not None:
             body = WireBody(body.kind, self.scrubber.data(body.value))
         response = None
         if answer is not None:
             raw = WireResponse.from_http(answer.status, answer.content_type, answer.body)
             response = scrub_response(raw, self.scrubber)
         path = self.scrubber.text(sent.path)
-        return HttpEntry(sent.method, path, self.scrubber.query(sent.query), body, response)
+        query = self.scrubber.query(sent.query)
+        encoding = "" if sent.undecoded else sent.encoding
+        return HttpEntry(sent.method, path, query, body, response, encoding)
 
     def _shown(self, sent: SentRequest) -> str:
         query = self.scrubber.query(sent.query)
@@ -347,6 +364,15 @@ class LockSession:
         entry); model requests and other traffic each in ``conversations.canonical_order``."""
         kept = sorted(self.exchanges, key=lambda ex: ex.key)
         self.scrubber = self.known_secrets()
+        for ex in kept:
+            if ex.sent.undecoded:
+                raise RecordingRunError(
+                    f"{self.run.path or 'wire lock'}: {ex.sent.method} {self._shown(ex.sent)}"
+                    f" sends its body with content-encoding {ex.sent.undecoded!r}, which"
+                    " headerlock cannot decode to scrub secrets from it, so nothing was written"
+                    + (" (install the brotli module for br)" if ex.sent.undecoded == "br" else ""),
+                    scenario=str(self.run.path),
+                )
         models: list[WireEntry] = []
         keys: list[Key] = []
         http: list[HttpEntry] = []

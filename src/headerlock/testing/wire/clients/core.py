@@ -11,13 +11,18 @@ it. Code no open lock owns belongs to the only open lock; with several open, it 
 
 from __future__ import annotations
 
+import gzip
+import importlib
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
 from headerlock.errors import WireOwnershipError
+from headerlock.formats.secrets import header_secrets, secret_values, url_secrets
+from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.apis import detect_api
 
@@ -25,7 +30,9 @@ from headerlock.testing.wire.apis import detect_api
 @dataclass(frozen=True, slots=True)
 class SentRequest:
     """A request as a client is about to send it. ``api`` names the model API it calls
-    (``None``: other traffic); ``client`` the library that sends it."""
+    (``None``: other traffic); ``client`` the library that sends it. ``body`` is decoded
+    from its ``content-encoding`` (``encoding``, as sent) when headerlock can decode it;
+    ``undecoded`` names an encoding it could not (the body is then as sent)."""
 
     client: str
     method: str
@@ -33,6 +40,8 @@ class SentRequest:
     headers: tuple[tuple[str, str], ...]
     body: bytes
     api: str | None
+    encoding: str = ""
+    undecoded: str = ""
 
     @property
     def path(self) -> str:
@@ -55,10 +64,37 @@ class SentRequest:
 def sent_request(
     client: str, method: str, url: str, headers: Iterator[tuple[str, str]], body: bytes
 ) -> SentRequest:
-    """A ``SentRequest``, its model API detected from the method, path and body."""
+    """A ``SentRequest``, its body decoded from its content encoding (``decode_body``),
+    its model API detected from the method, path and decoded body."""
     method = method.upper()
-    api = detect_api(method, urlsplit(url).path, body)
-    return SentRequest(client, method, url, tuple(headers), body, api)
+    kept = tuple(headers)
+    encoding = ", ".join(v.strip() for k, v in kept if k.lower() == "content-encoding").lower()
+    decoded, undecoded = decode_body(body, encoding)
+    api = detect_api(method, urlsplit(url).path, decoded)
+    return SentRequest(client, method, url, kept, decoded, api, encoding, undecoded)
+
+
+def decode_body(body: bytes, encoding: str) -> tuple[bytes, str]:
+    """``body`` decoded from ``encoding`` (a ``content-encoding`` value: ``gzip``,
+    ``deflate``, ``br`` when the ``brotli`` module is importable, ``identity``, applied
+    in the order listed), and ``""``; or ``body`` as it is and the encoding that could
+    not be decoded."""
+    for name in reversed([n.strip() for n in encoding.split(",") if n.strip()]):
+        try:
+            if name in ("gzip", "x-gzip"):
+                body = gzip.decompress(body)
+            elif name == "deflate":
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate
+            elif name == "br":
+                body = importlib.import_module("brotli").decompress(body)
+            elif name != "identity":
+                return body, name
+        except Exception:  # any failure: kept as sent, and said so
+            return body, name
+    return body, ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +140,11 @@ def route(sent: SentRequest) -> WireAnswer | Pending | None:
         return None
     if len(open_now) == 1:
         return open_now[0].request(sent)
+    shown = Scrubber.of(
+        [*secret_values(), *header_secrets(sent.headers), *url_secrets(sent.url)]
+    ).text(sent.path)
     error = WireOwnershipError(
-        f"headerlock: {sent.method} {sent.path} was sent by code that no open wire lock owns"
+        f"headerlock: {sent.method} {shown} was sent by code that no open wire lock owns"
         f" (a thread or task started outside them) while {len(open_now)} locks are open;"
         " start it inside the lock it belongs to",
         key="lock",

@@ -197,6 +197,11 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+def stamp_of(path: Path) -> Stamp:
+    """The stamp of the file at ``path`` now (``OSError`` when there is none)."""
+    return _stamp(path.stat())
+
+
 def _all_yaml(directory: Path) -> Iterator[Path]:
     for folder, subfolders, names in os.walk(directory):
         subfolders[:] = [name for name in subfolders if not name.startswith(".")]
@@ -214,6 +219,8 @@ class RecordingsSnapshot:
 
     started_ns: int
     stamps: Mapping[str, tuple[Stamp, str | None]]
+    root: Path | None = None
+    """The recordings directory it looked in (resolved)."""
 
     @classmethod
     def take(cls, recordings: Path) -> RecordingsSnapshot:
@@ -227,11 +234,25 @@ class RecordingsSnapshot:
                 continue
             recent = max(info.st_mtime_ns, info.st_ctime_ns) >= started - GRAIN_NS
             stamps[str(path.resolve())] = (_stamp(info), _digest(path) if recent else None)
-        return cls(started, stamps)
+        return cls(started, stamps, recordings.resolve())
 
     def recent(self, ns: int) -> bool:
         """Whether time ``ns`` is within a clock grain of the snapshot (or after it)."""
         return ns >= self.started_ns - GRAIN_NS
+
+    def covers(self, path: Path) -> bool:
+        """Whether the snapshot looked where ``path`` is (below its root, not hidden)."""
+        if self.root is None:
+            return False
+        try:
+            parts = path.resolve().relative_to(self.root).parts
+        except ValueError:
+            return False
+        return not any(part.startswith(".") for part in parts)
+
+    def saw(self, path: Path) -> bool:
+        """Whether ``path`` was there when the snapshot was taken."""
+        return str(path.resolve()) in self.stamps
 
     def unchanged(self, path: Path) -> bool:
         """Whether ``path`` is the very file the snapshot saw, as it was then."""

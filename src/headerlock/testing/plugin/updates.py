@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -24,15 +25,18 @@ import pytest
 
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
+from headerlock.formats.write_lock import write_unless_changed
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
 from headerlock.testing.plugin.unused import (
     Outcome,
     RecordingsSnapshot,
+    Stamp,
     find_unused,
     remove,
     session_problem,
     space_ran_whole,
+    stamp_of,
 )
 
 UPDATES_KEY = pytest.StashKey["Updates"]()
@@ -129,7 +133,10 @@ class Updates:
         self.is_worker = hasattr(config, "workerinput")
         self.ledger = Ledger()
         self.outcomes: dict[str, Outcome] = {}
-        self.snapshot = None if self.is_worker else RecordingsSnapshot.take(recordings)
+        self.started = RecordingsSnapshot.take(recordings)
+        """The recordings as this process found them: an update writes only those still so."""
+        self.snapshot = None if self.is_worker else self.started
+        self._wrote: dict[str, Stamp] = {}
         self.unused: list[Path] = []
         self.fresh: list[Path] = []
         """Unused in this session's books, but written after it started: kept."""
@@ -189,6 +196,17 @@ class Updates:
             )
         self.ledger.claim(key, item.nodeid)
         return path
+
+    def _unchanged(self, path: Path) -> bool:
+        """Whether the recording at ``path`` is still what this process found (or last
+        wrote) there."""
+        key = _key(path)
+        if key in self._wrote:
+            return path.exists() and stamp_of(path) == self._wrote[key]
+        started = self.started
+        if started.saw(path):
+            return started.unchanged(path)
+        return not path.exists() or not started.covers(path)  # created since, where it looked
 
     # -- collection ------------------------------------------------------------------
 
@@ -271,7 +289,13 @@ class Updates:
         for entry in staged:
             existed = entry.path.is_file()
             try:
-                entry.write()
+                write_unless_changed(
+                    entry.path,
+                    entry.write,
+                    unchanged=partial(self._unchanged, entry.path),
+                    since="this session started",
+                )
+                self._wrote[_key(entry.path)] = stamp_of(entry.path)
             except (HeaderlockError, OSError) as error:
                 report.outcome = "failed"
                 report.longrepr = f"headerlock: {error}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,7 @@ from headerlock.formats.wire_recording import (
     parse_wire_recording,
     save_wire_recording,
 )
+from headerlock.formats.write_lock import recording_lock
 from headerlock.testing.wire.apis import NAMES
 from headerlock.testing.wire.explain import explain_wire
 
@@ -133,25 +135,35 @@ def accept(change: Change, project: Project | None = None) -> Path:
     pending = change.pending
     where = pending.path.as_posix()
     if pending.stale:
-        raise StalePendingError(
-            f"{where}: stale: {pending.recording.as_posix()} changed since"
-            " this pending file was written; run the test again for a fresh one (or reject"
-            " it); nothing written",
-            path=where,
-        )
+        raise _stale(pending)
     if pending.partial:
         raise RefusedPendingError(
             f"{where}: partial: {pending.partial}; accepting it would write a recording"
             " that can never pass: re-record that test instead (or reject it); nothing written",
             path=where,
         )
-    if isinstance(change.new, WireRecording):
-        save_wire_recording(change.new, pending.recording)
+    new = change.new
+    if isinstance(new, WireRecording):
+        write = partial(save_wire_recording, new, pending.recording)
     else:
-        _guard(change.new, pending.recording, project, where)
-        write_recording_text(pending.recording, change.new.to_text())
-    pending.path.unlink(missing_ok=True)
+        _guard(new, pending.recording, project, where)
+        write = partial(write_recording_text, pending.recording, new.to_text())
+    with recording_lock(pending.recording):  # the check and the write: one step for others
+        if pending.stale:
+            raise _stale(pending)
+        write()
+        pending.path.unlink(missing_ok=True)
     return pending.recording
+
+
+def _stale(pending: Pending) -> StalePendingError:
+    where = pending.path.as_posix()
+    return StalePendingError(
+        f"{where}: stale: {pending.recording.as_posix()} changed since"
+        " this pending file was written; run the test again for a fresh one (or reject"
+        " it); nothing written",
+        path=where,
+    )
 
 
 def _guard(new: Recording, path: Path, project: Project | None, where: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -18,10 +19,12 @@ from headerlock.errors import (
     ScenarioRunError,
 )
 from headerlock.formats.fixture import Scenario, check_name, discover
+from headerlock.formats.pending import base_of
 from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import full_headers, redact_secrets
 from headerlock.formats.secrets import secret_values
 from headerlock.formats.strict_yaml import locate, read_text
+from headerlock.formats.write_lock import write_unless_changed
 from headerlock.runtime.driver import RunOutput
 from headerlock.runtime.header import RequestHeader
 from headerlock.testing.scenario import pending
@@ -194,11 +197,18 @@ class Project:
     async def record(self, scenario: Scenario, *, live: bool = False) -> Recording:
         """Record ``scenario``, check it against its class's pin (a ``PinError`` writes
         nothing: the old recording stays), and write its recording atomically."""
+        path = self.recording_path(scenario.name)
+        base = base_of(path)
         existing = self.reusable_recording(scenario.name)
         with self.noting_incomplete(scenario):
             recording, output = await record_scenario(scenario, existing=existing, live=live)
         await self.check_pin_guard(scenario, output)
-        save_recording(recording, self.recording_path(scenario.name))
+        write_unless_changed(
+            path,
+            partial(save_recording, recording, path),
+            unchanged=lambda: base_of(path) == base,
+            since="this record run started",
+        )
         return recording
 
     async def replay(self, scenario: Scenario) -> tuple[Recording, RunOutput]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -26,7 +27,7 @@ from headerlock.errors import (
     RecordingRunError,
     WireMismatch,
 )
-from headerlock.formats.pending import remove_pending, write_pending
+from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
 from headerlock.formats.secrets import env_secrets, secret_values
 from headerlock.formats.wire_recording import (
     WireRecording,
@@ -35,6 +36,7 @@ from headerlock.formats.wire_recording import (
 )
 from headerlock.formats.wire_scrub import Redact, Scrubber
 from headerlock.formats.wire_volatile import normalize_responses
+from headerlock.formats.write_lock import write_unless_changed
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import NAMES, detect_api
@@ -90,6 +92,7 @@ class WireLock:
         """Replay: a request that matches nothing gets the closest recorded answer, as with
         ``pending``, but no pending file is written (``headerlock flakes``)."""
         self._opened = False
+        self._base = NO_BASE
         self._session: LockSession | None = None
         self._origins: AbstractContextManager[object] | None = None
         self._intercept: AbstractContextManager[None] | None = None
@@ -130,6 +133,8 @@ class WireLock:
                 self._ignore.refuse_pinned()
         elif script is not None and self.path is not None:
             previous = _previous(self.path)  # other traffic is answered from it
+        if mode == "record" and self.path is not None:
+            self._base = base_of(self.path)  # what it may replace: it still, or nothing
         self.run = WireRun(self.path, mode, pinned, recording=recording)
         session = LockSession(
             self.run,
@@ -238,7 +243,13 @@ class WireLock:
                 " them (a custom transport such as httpx.MockTransport is not seen)",
                 scenario=str(self.path),
             )
-        save_wire_recording(run.recording, self.path)
+        path, base = self.path, self._base
+        write_unless_changed(
+            path,
+            partial(save_wire_recording, run.recording, path),
+            unchanged=lambda: base_of(path) == base,
+            since="this lock opened",
+        )
 
     def _finish_replay(self, session: LockSession, run: WireRun, failure: Exception | None) -> None:
         recording = run.recording

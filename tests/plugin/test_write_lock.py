@@ -103,14 +103,14 @@ def test_a_concurrent_accept_and_update_leave_one_whole_result_and_the_other_fai
         if n % 3 == 1:  # the update writes first: the accept starts once it has
             (gate / f"go-{n}").touch()
             _written(path, update)
-        accept = subprocess.Popen(
+        racer = subprocess.Popen(
             start, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         if n % 3 == 0:  # the accept writes first: the update goes on once it has
-            accept.wait(timeout=60)
+            racer.wait(timeout=60)
         (gate / f"go-{n}").touch()  # n % 3 == 2: both at once
-        out, err = accept.communicate(timeout=60)
-        accepts[n] = subprocess.CompletedProcess(accept.args, accept.returncode, out, err)
+        out, err = racer.communicate(timeout=60)
+        accepts[n] = subprocess.CompletedProcess(racer.args, racer.returncode, out, err)
     output, _ = update.communicate(timeout=120)
 
     winners = {"accept": 0, "update": 0}

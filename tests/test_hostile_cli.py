@@ -134,7 +134,9 @@ def test_bad_recordings_on_replay_are_one_stderr_line_per_file(tmp_path: Path) -
     assert "did not find" not in result.stdout and "mapping values" not in result.stdout
 
 
-def test_record_writes_through_a_symlinked_recording(tmp_path: Path) -> None:
+def test_record_refuses_a_symlinked_recording_and_writes_neither_link_nor_target(
+    tmp_path: Path,
+) -> None:
     project = crash_project(tmp_path, ["exits"])
     store = project / "store"
     store.mkdir()
@@ -142,12 +144,19 @@ def test_record_writes_through_a_symlinked_recording(tmp_path: Path) -> None:
     (store / "z-pin.yaml").write_bytes(link.read_bytes())
     link.unlink()
     link.symlink_to(Path("..") / "store" / "z-pin.yaml")
+    stored = (store / "z-pin.yaml").read_bytes()
     fixture_path = project / "fixtures" / "z-pin.yaml"
     fixture_path.write_text(fixture_path.read_text().replace("Be brief.", "Be terse."))
-    result = cli(project, "record", "z-pin")
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = cli(project, "record")
+    assert result.returncode == 2, result.stdout + result.stderr
+    no_traceback(result)
+    assert result.stderr.splitlines() == [
+        "headerlock: recordings/z-pin.yaml: is a symbolic link; headerlock writes only files"
+        " it owns, never through a link: put the file itself there; nothing written"
+    ]
+    assert "[2/2] FAIL z-pin (nothing written)" in result.stdout
     assert link.is_symlink(), "the link is kept"
-    assert "Be terse." in (store / "z-pin.yaml").read_text(), "its target is updated"
+    assert (store / "z-pin.yaml").read_bytes() == stored, "its target is not written"
     assert [p.name for p in (project / "recordings").iterdir() if p.name.startswith(".")] == []
 
 

@@ -25,6 +25,7 @@ from headerlock.errors import (
     HeaderlockError,
     InputFileError,
     MissingRecordingError,
+    OutputFileError,
     PinError,
 )
 from headerlock.formats.secrets import redact_env
@@ -133,13 +134,14 @@ async def _record(project: Project, names: Sequence[str], console: Console, live
     with console.progress(len(scenarios), "recorded"):
         code = await _record_each(project, scenarios, console, live)
     failures, bad = await _guards(project, console, recording=True)
+    bad += code == EXIT_BAD_INPUT
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures or code else EXIT_OK
 
 
 async def _record_each(
     project: Project, scenarios: Sequence[Scenario], console: Console, live: bool
 ) -> int:
-    failed = 0
+    failed = bad = 0
     for index, scenario in enumerate(scenarios, 1):
         started = time.perf_counter()
         path = project.recording_path(scenario.name).as_posix()
@@ -153,13 +155,18 @@ async def _record_each(
             console.step(index, len(scenarios), f"FAIL {scenario.name} ({kept})")
             console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
             continue
+        except OutputFileError as error:  # a path it may not write: one line, the rest run
+            bad += 1
+            console.step(index, len(scenarios), f"FAIL {scenario.name} (nothing written)")
+            console.error(error)
+            continue
         elapsed = time.perf_counter() - started
         console.step(
             index,
             len(scenarios),
             f"recorded {scenario.name} -> {path} ({len(recording.events)} events, {elapsed:.2f}s)",
         )
-    return EXIT_MISMATCH if failed else EXIT_OK
+    return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failed else EXIT_OK
 
 
 async def _replay(

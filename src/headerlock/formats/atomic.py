@@ -2,8 +2,10 @@
 
 The new bytes go to ``.<name>.headerlock-tmp-<random>`` in the same directory,
 are fsynced and renamed over the target. The target keeps its mode (a new file
-gets the umask's). A symlink is written through: its target gets the new bytes and
-the link stays a link. No temp file survives an exception, ``KeyboardInterrupt``
+gets the umask's). A symbolic link at the target is refused, naming it (headerlock
+writes only files it owns: never through a link a repository may hold, whose target
+could be any file; a linked directory above it is fine). No temp file survives an
+exception, ``KeyboardInterrupt``
 included; one left by a killed process is removed by the next write to that
 directory once it is ``STALE_SECONDS`` old. A failed write is an
 ``OutputFileError`` naming the file; the old bytes stay.
@@ -52,24 +54,18 @@ def atomic_write(path: Path, text: str, *, max_bytes: int | None = None) -> None
             f"would be {len(data)} bytes, more than the limit of {max_bytes}; nothing written",
             path=label,
         )
+    if os.path.islink(path):
+        raise OutputFileError(
+            "is a symbolic link; headerlock writes only files it owns, never through a"
+            " link: put the file itself there; nothing written",
+            path=label,
+        )
     try:
-        target = _through_links(path)
-        _write(target, data)
+        _write(path, data)
     except OSError as error:
         kept = "the old file is kept" if os.path.exists(path) else "nothing written"
         raise OutputFileError(f"cannot write: {_cause(error)}; {kept}", path=label) from None
-    _fsync_dir(target.parent)
-
-
-def _through_links(path: Path) -> Path:
-    """Where writing ``path`` lands: the file a symlink (chain) names, else ``path``.
-    Renaming over the link itself would replace it with a plain file."""
-    if not os.path.islink(path):
-        return path
-    target = Path(os.path.realpath(path))  # a loop raises ELOOP from the write below
-    if os.path.islink(target):
-        raise OSError(errno.ELOOP, "too many levels of symbolic links", str(path))
-    return target
+    _fsync_dir(path.parent)
 
 
 def _write(path: Path, data: bytes) -> None:

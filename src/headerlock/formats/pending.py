@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from headerlock.errors import InputFileError
+from headerlock.errors import InputFileError, OutputFileError
 from headerlock.formats.atomic import atomic_write
 
 SUFFIX: Final = ".new"
@@ -29,6 +29,10 @@ _HEAD: Final = "# headerlock pending: review with `headerlock review` (accept or
 _BASE: Final = "# base: "
 _PARTIAL: Final = "# partial: "
 NO_BASE: Final = "none"
+_IS_DIRECTORY: Final = (
+    "is a directory, where headerlock keeps this recording's pending file; remove or rename"
+    " it (headerlock never removes a directory)"
+)
 
 
 def pending_path(recording: Path) -> Path:
@@ -75,14 +79,20 @@ def write_pending(recording: Path, text: str, *, partial: str | None = None) -> 
     if partial is not None:
         head.append(_PARTIAL + " ".join(partial.split()))
     path = pending_path(recording)
+    if path.is_dir() and not path.is_symlink():
+        raise OutputFileError(_IS_DIRECTORY, path=path.as_posix())
     atomic_write(path, "\n".join(head) + "\n" + text)
     return path
 
 
 def remove_pending(recording: Path) -> bool:
-    """Remove the pending file of ``recording`` if there is one; whether there was."""
+    """Remove the pending file of ``recording`` if there is one; whether there was. A
+    directory there is an ``OutputFileError`` naming it (never removed)."""
+    path = pending_path(recording)
+    if path.is_dir() and not path.is_symlink():
+        raise OutputFileError(_IS_DIRECTORY, path=path.as_posix())
     try:
-        pending_path(recording).unlink()
+        path.unlink()
     except FileNotFoundError:
         return False
     return True

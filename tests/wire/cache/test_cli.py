@@ -212,3 +212,37 @@ def test_the_same_recording_gives_the_same_bytes_in_every_hash_seed(
         outputs.add(done.stdout.replace(page.as_posix().encode(), b"PAGE"))
         pages.add(page.read_bytes())
     assert len(outputs) == 1 and len(pages) == 1
+
+
+def test_html_overwrites_only_a_report_it_wrote(
+    sessions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recording = sessions / "a_stable.yaml"
+    other = tmp_path / "notes.html"
+    other.write_text("<html><head><title>mine</title></head></html>\n")
+    folder = tmp_path / "folder.html"
+    folder.mkdir()
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    page = tmp_path / "cache.html"
+    assert cli(capsys, str(recording), "--html", str(page))[0] == 0
+    link = tmp_path / "link.html"
+    link.symlink_to(page)
+    before = {p: p.read_bytes() for p in (recording, other, page)}
+    for target, what in [
+        (recording, "not a cache report headerlock wrote (no generator mark in its head)"),
+        (other, "not a cache report headerlock wrote (no generator mark in its head)"),
+        (folder, "a directory"),
+        (fifo, "not a regular file"),
+        (link, "a symbolic link"),
+    ]:
+        code, out, err = cli(capsys, str(recording), "--html", str(target))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"headerlock: {target.as_posix()}: --html would overwrite it, but it is {what};"
+            " name a new file (or an earlier report); nothing written\n"
+        )
+    assert {p: p.read_bytes() for p in before} == before and link.is_symlink()
+    code, out, _ = cli(capsys, str(sessions), "--html", str(page))  # its own report: rewritten
+    assert code == 1 and out.endswith(f"wrote {page.as_posix()}\n")
+    assert page.read_bytes() != before[page]

@@ -24,6 +24,7 @@ from headerlock.errors import (
     ConfigError,
     HeaderlockError,
     IgnoreRuleError,
+    OutputFileError,
     RecordingRunError,
     WireMismatch,
 )
@@ -93,6 +94,8 @@ class WireLock:
         ``pending``, but no pending file is written (``headerlock flakes``)."""
         self._opened = False
         self._base = NO_BASE
+        self._unpended: str | None = None
+        """Why a mismatch wrote no pending file (a directory, a link at its path)."""
         self._session: LockSession | None = None
         self._origins: AbstractContextManager[object] | None = None
         self._intercept: AbstractContextManager[None] | None = None
@@ -272,6 +275,8 @@ class WireLock:
             text = report(run.differences, path=path) if run.differences else ""
             if run.pending is not None:
                 text += f"\n{pending_line(run.pending)}"
+            elif self._unpended is not None:
+                text += f"\n{self._unpended}"
             extra = [*refusals, *problems]
             if extra:
                 text = "\n".join(
@@ -303,7 +308,10 @@ class WireLock:
         partial = session.cut
         if partial is None and failure is not None:
             partial = f"the block raised {type(failure).__name__}, so the session may end early"
-        run.pending = write_pending(self.path, made.to_text(), partial=partial)
+        try:
+            run.pending = write_pending(self.path, made.to_text(), partial=partial)
+        except OutputFileError as error:
+            self._unpended = f"(no pending file: {error})"
 
     def _check_ignored(self) -> None:
         unmatched = self._ignore.unmatched()

@@ -11,6 +11,8 @@ not a wire recording, a folder with none, an invalid recording) raises an
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -72,8 +74,40 @@ def report_of(path: Path, recording: WireRecording) -> CacheReport:
     return build_report(path.as_posix(), recording.pinned, entry_prefixes(recording))
 
 
+def check_html_target(html: Path) -> None:
+    """Refuse (``InputFileError``) an ``--html`` path that holds anything but a page this
+    command wrote (its head has the generator mark): a recording, a fixture, any other
+    file, a link, a directory or a device is never overwritten."""
+    from headerlock.testing.wire.cache.html import GENERATOR
+
+    try:
+        info = os.lstat(html)
+    except FileNotFoundError:
+        return
+    what = None
+    if stat.S_ISLNK(info.st_mode):
+        what = "a symbolic link"
+    elif stat.S_ISDIR(info.st_mode):
+        what = "a directory"
+    elif not stat.S_ISREG(info.st_mode):
+        what = "not a regular file"
+    else:
+        with open(html, "rb") as file:
+            head = file.read(4096).decode("utf-8", "replace")
+        if GENERATOR not in head.split("</head>", 1)[0]:
+            what = "not a cache report headerlock wrote (no generator mark in its head)"
+    if what is not None:
+        raise InputFileError(
+            f"{html.as_posix()}: --html would overwrite it, but it is {what}; name a new"
+            " file (or an earlier report); nothing written",
+            path=html.as_posix(),
+        )
+
+
 def cache_command(paths: Sequence[Path], html: Path | None, say: Callable[[str], None]) -> int:
     """Print the reports of ``paths``; write the page to ``html``; the exit code."""
+    if html is not None:
+        check_html_target(html)
     reports = [report_of(path, recording) for path, recording in recordings(paths)]
     for number, report in enumerate(reports):
         if number:

@@ -174,11 +174,16 @@ def _report(report: ReportData) -> list[str]:
     return out
 
 
+GENERATOR: Final = '<meta name="generator" content="headerlock cache">'
+"""The mark in the page's head by which ``headerlock cache --html`` knows a file it wrote."""
+
+
 def html_page(reports: Sequence[ReportData]) -> str:
     """The page for ``reports``, in order."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        GENERATOR,
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>headerlock cache report</title>",
         f"<style>{STYLE}</style></head><body>",

@@ -16,12 +16,15 @@ is refused, not applied. Keep pending files out of version control with the
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from headerlock.errors import InputFileError, OutputFileError
 from headerlock.formats.atomic import atomic_write
+from headerlock.formats.strict_yaml import MAX_BYTES
+from headerlock.formats.wire_recording import WIRE_MAX_BYTES
 
 SUFFIX: Final = ".new"
 GITIGNORE_LINE: Final = "*.yaml.new"
@@ -66,6 +69,9 @@ class Pending:
     text: str
     """The new recording's canonical text (without the comment lines)."""
     partial: str | None = None
+    header_lines: int = 2
+    """How many comment lines come before ``text`` (its line 1 is the file's line
+    ``header_lines + 1``)."""
 
     @property
     def stale(self) -> bool:
@@ -99,19 +105,47 @@ def remove_pending(recording: Path) -> bool:
 
 
 def read_pending(path: Path) -> Pending:
-    """Read a pending file; one that is not one is an ``InputFileError`` naming it."""
+    """Read a pending file; one that is not one, or larger than the recording it would
+    become may be (checked before it is read whole), is an ``InputFileError`` naming it."""
+    where = path.as_posix()
     try:
-        raw = path.read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            head = [file.readline(_LINE_BYTES) for _ in range(4)]
+            size = os.fstat(file.fileno()).st_size
+            limit = _limit(head) + sum(len(line) for line in head[:3])
+            if size > limit:
+                raise InputFileError(
+                    f"{where}: {size} bytes, more than the limit of {limit} of the recording"
+                    " it would become; not read",
+                    path=where,
+                )
+            file.seek(0)
+            data = file.read()
+    except IsADirectoryError:
+        raise InputFileError(f"{where}: is a directory, not a pending file", path=where) from None
+    try:
+        raw = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputFileError(f"{path}: not UTF-8 text", path=str(path)) from None
+        raise InputFileError(f"{where}: not UTF-8 text", path=where) from None
     lines = raw.split("\n")
     if len(lines) < 3 or lines[0] != _HEAD or not lines[1].startswith(_BASE):
         raise InputFileError(
-            f"{path}: not a headerlock pending file (no `{_HEAD[:22]}` header)", path=str(path)
+            f"{where}: not a headerlock pending file (no `{_HEAD[:22]}` header)", path=where
         )
     base = lines[1][len(_BASE) :]
     partial = None
     body = 2
     if lines[2].startswith(_PARTIAL):
         partial, body = lines[2][len(_PARTIAL) :], 3
-    return Pending(path, recording_of(path), base, "\n".join(lines[body:]), partial)
+    return Pending(path, recording_of(path), base, "\n".join(lines[body:]), partial, body)
+
+
+_LINE_BYTES: Final = 64 * 1024
+"""The longest header line read when checking the size."""
+
+
+def _limit(head: list[bytes]) -> int:
+    """The size limit of the recording a pending file starting with ``head`` becomes: a
+    wire recording's, else a scenario recording's."""
+    body = head[3] if head[2].startswith(_PARTIAL.encode()) else head[2]
+    return WIRE_MAX_BYTES if body.rstrip(b"\r\n") == b"kind: wire" else MAX_BYTES

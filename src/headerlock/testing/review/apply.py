@@ -79,14 +79,13 @@ def read_change(path: Path) -> Change:
     """Read the pending file at ``path``; an invalid one is an ``InputFileError``."""
     pending = read_pending(path)
     where = path.as_posix()
+    text = "\n" * pending.header_lines + pending.text  # line numbers: the file's own
     try:
-        data = loads(pending.text, path=where)
+        data = loads(text, path=where)
         if is_wire_data(data):
-            new: WireRecording | Recording = parse_wire_recording(
-                pending.text, path=where, apis=NAMES
-            )
+            new: WireRecording | Recording = parse_wire_recording(text, path=where, apis=NAMES)
         else:
-            new = parse_recording(pending.text, path=where)
+            new = parse_recording(text, path=where)
     except InputFileError:
         raise
     except HeaderlockError as error:
@@ -168,18 +167,25 @@ def _stale(pending: Pending) -> StalePendingError:
 
 def _guard(new: Recording, path: Path, project: Project | None, where: str) -> None:
     """Run ``record``'s guard when ``path`` is the recording of one of ``project``'s
-    scenarios (a Python test's recording has no fixture, and no guard)."""
-    if project is None:
+    scenarios, the scenario its *path* names whatever the text says (a Python test's
+    recording has no fixture, and no guard)."""
+    if project is None or path.parent.resolve() != project.recordings.resolve():
         return
+    name = path.name.removesuffix(".yaml")
     try:
-        ours = path.resolve() == project.recording_path(new.scenario).resolve()
-        fixture = project.scenario_path(new.scenario)
+        fixture = project.scenario_path(name)
     except HeaderlockError:
         return  # a name no fixture can have
-    if not (ours and fixture.is_file()):
+    if not fixture.is_file():
         return
+    if new.scenario != name:
+        raise RefusedPendingError(
+            f"{where}: it says `scenario: {new.scenario}`, but it would replace the recording"
+            f" of scenario {name!r}; nothing written",
+            path=where,
+        )
     try:
-        asyncio.run(project.check_recording_guard(project.scenario(new.scenario), new))
+        asyncio.run(project.check_recording_guard(project.scenario(name), new))
     except HeaderlockError as error:
         what = "failed" if isinstance(error, PinError) else "could not run"
         reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip())

@@ -7,8 +7,10 @@
 - ``--accept PATH...`` / ``--accept-all``, ``--reject PATH...`` / ``--reject-all``: a
   PATH names the ``.new`` file or its recording; exit 0 when every one was applied,
   1 when one was refused (stale, partial, or failing the pin guard of its scenario's
-  class), 2 for bad input (no such pending file, an invalid
-  one).
+  class), 2 for bad input (no such pending file). An invalid pending file is named on
+  stderr and left alone while the others are listed, accepted or rejected (exit 2);
+  ``--reject PATH`` removes it too;
+- interactive: exit 1 when an accept was refused or a pending file was invalid;
 - ``--from DIR``: the pending files are the ones at any depth under ``DIR`` (collected
   from CI artifacts), each changing the recording at its path below ``recordings/`` in
   this checkout; accepted through the same path (a stale one is refused); the same
@@ -60,9 +62,15 @@ class _Collected:
         self.source = source
         self.targets = collected_pending(source, recordings)
         self.paths: list[Path] = []
+        self.invalid = 0
         seen: dict[tuple[Path, str, str], Path] = {}
         for path in self.targets:
-            change = self.read(path)
+            try:
+                change = self.read(path)
+            except InputFileError as error:
+                self.invalid += 1
+                print(f"headerlock: {one_line(str(error))}; left as it is", file=sys.stderr)
+                continue
             key = (self.targets[path], change.pending.base, change.pending.text)
             if key in seen:
                 print(
@@ -124,24 +132,38 @@ def review_command(args: argparse.Namespace, out: TextIO) -> int:
         if not paths:
             print(f"no pending changes {where}", file=out)
             return 0
-        review(paths, sys.stdin, out, _project(recordings), read=read)
-        return 0
+        tally = review(paths, sys.stdin, out, _project(recordings), read=read)
+        return 1 if tally.refused or (collected and collected.invalid) else 0
     if collected is None:
         paths = _targets(args, recordings)
+        if args.reject:  # a named pending file goes, valid or not
+            for path in paths:
+                path.unlink(missing_ok=True)
+                print(f"rejected {path.as_posix()}", file=out)
+            return 0
     else:
         named = args.accept or args.reject
         paths = collected.named(named) if named else collected.paths
-    changes = [read(path) for path in paths]  # an invalid one: bad input, nothing done
+    changes: list[Change] = []
+    invalid = 0 if collected is None else collected.invalid
+    for path in paths:  # an invalid one is named and left alone; the others go on
+        try:
+            changes.append(read(path))
+        except InputFileError as error:
+            invalid += 1
+            print(f"headerlock: {one_line(str(error))}; left as it is", file=sys.stderr)
     if args.list:
         for change in changes:
             print(change.line(), file=out)
-        noun = "change" if len(changes) == 1 else "changes"
+        count = len(changes) + invalid
+        noun = "change" if count == 1 else "changes"
         print(
-            f"{len(changes)} pending {noun} {where}"
-            + (f" (keep them out of git: {GITIGNORE_LINE} in .gitignore)" if changes else ""),
+            f"{count} pending {noun} {where}"
+            + (f" ({invalid} invalid)" if invalid else "")
+            + (f" (keep them out of git: {GITIGNORE_LINE} in .gitignore)" if count else ""),
             file=out,
         )
-        return 1 if changes else 0
+        return 2 if invalid else 1 if changes else 0
     refused = 0
     project = None if args.reject or args.reject_all else _project(recordings)
     for change in changes:
@@ -156,6 +178,11 @@ def review_command(args: argparse.Namespace, out: TextIO) -> int:
             print(f"headerlock: {error}", file=sys.stderr)
             continue
         print(f"accepted {change.pending.path.as_posix()} -> {written.as_posix()}", file=out)
-    if not changes:
+    if not changes and not invalid:
         print(f"no pending changes {where}", file=out)
-    return 1 if refused else 0
+    return 2 if invalid else 1 if refused else 0
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line."""
+    return " ".join(text.split())

@@ -1,17 +1,17 @@
 """Where a project's recordings and fixtures are, and the pending files below them.
 
 The recordings directory is the one pytest would use: the ``headerlock_recordings``
-option of the first ini file found from the working directory up (``pytest.ini``,
-``.pytest.ini``, ``pyproject.toml``'s ``[tool.pytest.ini_options]``, ``tox.ini``'s
-``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``, as pytest looks), relative to that
-file's directory; ``recordings`` beside it when the option is not set. The fixtures
+option of the configuration pytest finds from the working directory up, read by
+pytest's own reader (``_pytest.config.findpaths``: ``pytest.ini``, ``pyproject.toml``'s
+``[tool.pytest.ini_options]``, ``tox.ini``, ``setup.cfg``, ...), relative to pytest's
+rootdir; ``recordings`` there when the option is not set. A configuration pytest cannot
+read, or a value that is not one path, is an ``InputFileError`` naming the file. The fixtures
 directory likewise (``headerlock_fixtures``, else ``fixtures``).
 """
 
 from __future__ import annotations
 
-import configparser
-import tomllib
+import re
 from pathlib import Path
 from typing import Final
 
@@ -22,32 +22,48 @@ OPTION: Final = "headerlock_recordings"
 DEFAULT: Final = "recordings"
 FIXTURES_OPTION: Final = "headerlock_fixtures"
 FIXTURES_DEFAULT: Final = "fixtures"
-_INI: Final = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"))
+_NAMES: Final = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
 
 
-def _from_ini(path: Path, section: str, option: str) -> tuple[bool, str | None]:
-    """Whether ``path`` is pytest's ini file, and its option value."""
-    parser = configparser.ConfigParser(interpolation=None)
+def _pytest_ini(here: Path) -> tuple[Path | None, Path | None, dict[str, object]]:
+    """pytest's own reading of its configuration around ``here``: the rootdir, the ini
+    file and its options (what pytest itself would use)."""
+    from _pytest.config import findpaths
+
     try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError) as error:
-        raise InputFileError(f"{path}: cannot read it: {error}", path=str(path)) from None
-    if not parser.has_section(section):
-        return path.name in ("pytest.ini", ".pytest.ini"), None
-    return True, parser.get(section, option, fallback=None)
+        found = findpaths.locate_config(here, [])
+    except Exception as error:  # pytest fails on it the same way: name the file
+        raise InputFileError(
+            f"{_unreadable(here)}: pytest cannot read this configuration"
+            f" ({type(error).__name__}: {' '.join(str(error).split())}); fix it, or pass"
+            " --recordings DIR",
+            path=str(_unreadable(here)),
+        ) from None
+    return found[0], found[1], dict(found[2])
 
 
-def _from_pyproject(path: Path, option: str) -> tuple[bool, str | None]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise InputFileError(f"{path}: cannot read it: {error}", path=str(path)) from None
-    pytest_table = data.get("tool", {}).get("pytest", {})
-    options = pytest_table.get("ini_options", pytest_table if pytest_table else None)
-    if not isinstance(options, dict):
-        return False, None
-    value = options.get(option)
-    return True, None if value is None else str(value)
+def _unreadable(here: Path) -> Path:
+    """The first configuration file pytest cannot read, from ``here`` up."""
+    from _pytest.config import findpaths
+
+    for directory in (here, *here.parents):
+        for name in _NAMES:
+            path = directory / name
+            if not path.is_file():
+                continue
+            try:
+                findpaths.load_config_dict_from_file(path)
+            except Exception:
+                return _shown(path)
+    return _shown(here)
 
 
 def recordings_dir(start: Path | None = None) -> Path:
@@ -62,18 +78,25 @@ def fixtures_dir(start: Path | None = None) -> Path:
 
 def _ini_dir(option: str, default: str, start: Path | None) -> Path:
     here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        for name, section in (*_INI, ("pyproject.toml", ""), ("tox.ini", "pytest"),
-                              ("setup.cfg", "tool:pytest")):  # fmt: skip
-            path = directory / name
-            if not path.is_file():
-                continue
-            found, value = (
-                _from_pyproject(path, option) if section == "" else _from_ini(path, section, option)
-            )
-            if found:
-                return _shown(directory / (value.strip() if value and value.strip() else default))
-    return _shown(here / default)
+    rootdir, inipath, options = _pytest_ini(here)
+    if inipath is None or rootdir is None:
+        return _shown(here / default)
+    raw = options.get(option)
+    value = getattr(raw, "value", raw)  # pytest 9 wraps each value
+    if value is None:
+        value = default
+    if not isinstance(value, str):
+        raise InputFileError(
+            f"{_shown(inipath)}: {option} must be one path, got {value!r}",
+            path=str(_shown(inipath)),
+        )
+    if re.search(r"\s#", value):  # as the plugin refuses it
+        raise InputFileError(
+            f"{_shown(inipath)}: {option} = {value!r}: ini values cannot carry inline comments;"
+            " put the comment on a line of its own",
+            path=str(_shown(inipath)),
+        )
+    return _shown(rootdir / (value.strip() or default))
 
 
 def _shown(path: Path) -> Path:

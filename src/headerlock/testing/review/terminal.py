@@ -32,6 +32,8 @@ class Tally:
     rejected: int = 0
     skipped: int = 0
     left: int = 0
+    refused: int = 0
+    """Skipped because accepting refused it, or the pending file was invalid."""
 
     def line(self) -> str:
         """One summary line."""
@@ -99,7 +101,14 @@ def _review(
 ) -> Tally:
     tally = Tally(left=len(paths))
     for index, path in enumerate(paths, 1):
-        change = read(path)
+        try:
+            change = read(path)
+        except HeaderlockError as error:
+            tally.left -= 1
+            tally.skipped += 1
+            tally.refused += 1
+            out.write(f"\n[{index}/{len(paths)}] not reviewed: {error}\n")
+            continue
         out.write(f"\n[{index}/{len(paths)}] {change.line()}\n")
         out.write(diff(change).rstrip("\n") + "\n")
         key = _key(stdin, out)
@@ -118,6 +127,7 @@ def _review(
             written = accept(change, project)
         except HeaderlockError as error:
             tally.skipped += 1
+            tally.refused += 1
             out.write(f"  not accepted: {error}\n")
             continue
         tally.accepted += 1

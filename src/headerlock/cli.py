@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from headerlock._cli_parser import build_parser as build_parser, one_line
 from headerlock.errors import (
@@ -28,6 +28,7 @@ from headerlock.errors import (
     OutputFileError,
     PinError,
 )
+from headerlock.formats.display import EscapedStream, raw_stream
 from headerlock.formats.secrets import redact_env
 from headerlock.runtime.plugins import add_import_root
 from headerlock.testing.scenario.progress import Progress
@@ -92,7 +93,7 @@ class Console:
     @contextlib.contextmanager
     def progress(self, total: int, noun: str) -> Iterator[None]:
         """A status line while ``total`` items run (on a terminal; nothing elsewhere)."""
-        self.status = Progress(self.out, total, noun)
+        self.status = Progress(raw_stream(self.out), total, noun)
         self.status.draw()
         try:
             yield
@@ -319,7 +320,7 @@ def _flakes(
         project.scenario(name)  # bad input fails before any run
     runs = args.runs
     console.line(f"headerlock flakes: {len(chosen)} scenarios x {runs} runs in fresh processes")
-    bar = Progress(sys.stderr, runs * len(chosen), "runs", every_tenth=True)
+    bar = Progress(raw_stream(sys.stderr), runs * len(chosen), "runs", every_tenth=True)
     reports = hunt(
         project,
         chosen,
@@ -361,11 +362,28 @@ def _diff(a: Path, b: Path, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
-    """Run the command line; returns the process exit code."""
+    """Run the command line; returns the process exit code. What it prints has control
+    and bidi characters escaped (``headerlock.formats.display``): recordings, fixtures
+    and models cannot drive the terminal."""
     _tolerate_any_encoding()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _escaping(sys.stdout), _escaping(sys.stderr)
+    try:
+        return _main(argv, _escaping(out or saved[0]))
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _escaping(stream: TextIO) -> TextIO:
+    return stream if isinstance(stream, EscapedStream) else cast(TextIO, EscapedStream(stream))
+
+
+def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console(out or sys.stdout)
+    if args.command == "flake-worker":  # a protocol on its streams, not a terminal
+        sys.stdout, sys.stderr = raw_stream(sys.stdout), raw_stream(sys.stderr)
+    console = Console(out)
     if args.command is None:
         parser.print_usage(sys.stderr)
         print("headerlock: error: choose a command (headerlock --help)", file=sys.stderr)

@@ -215,10 +215,10 @@ def _read_until(
             seen += chunk
 
 
-def _review_in_a_terminal(cwd: Path, keys: list[tuple[bytes, int, bytes]]) -> str:
+def _review_in_a_terminal(cwd: Path, keys: list[tuple[bytes, int, bytes]], *, code: int = 0) -> str:
     """``headerlock review`` on a pseudo-terminal in ``cwd``: for each ``(prompt, count,
     key)`` wait for ``count`` prompts, then type the key (no Enter); then wait for the
-    tally and exit 0. The screen, with plain line breaks."""
+    tally and exit ``code``. The screen, with plain line breaks."""
     leader, follower = os.openpty()
     process = subprocess.Popen(
         [HEADERLOCK, "review"],
@@ -235,7 +235,7 @@ def _review_in_a_terminal(cwd: Path, keys: list[tuple[bytes, int, bytes]]) -> st
             _read_until(leader, prompt, seen, count=count)
             os.write(leader, key)
         _read_until(leader, b"not reviewed", seen)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=30) == code
     finally:
         if process.poll() is None:
             process.kill()
@@ -394,7 +394,7 @@ def test_a_partial_pending_file_is_refused_not_accepted(
         assert refused.stderr.startswith(f"headerlock: {shown}: partial: request 2 (openai.chat)")
         assert "re-record that test instead" in refused.stderr
         assert path.read_bytes() == before and pending_path(path).is_file()
-    screen = _review_in_a_terminal(tmp_path, [(b"q quit > ", 1, b"a")])
+    screen = _review_in_a_terminal(tmp_path, [(b"q quit > ", 1, b"a")], code=1)  # refused
     assert f"  not accepted: {shown}: partial: request 2 (openai.chat)" in screen
     assert "review: 0 accepted, 0 rejected, 1 skipped, 0 not reviewed" in screen
     assert path.read_bytes() == before and pending_path(path).is_file()

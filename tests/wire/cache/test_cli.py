@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from headerlock.cli import main
 from tests.model_server import ModelServer
-from tests.wire.cache.corpus import base, planted, record
+from tests.wire.cache.corpus import TOOLS, Req, base, planted, record, schema
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -246,3 +247,17 @@ def test_html_overwrites_only_a_report_it_wrote(
     code, out, _ = cli(capsys, str(sessions), "--html", str(page))  # its own report: rewritten
     assert code == 1 and out.endswith(f"wrote {page.as_posix()}\n")
     assert page.read_bytes() != before[page]
+
+
+def test_tool_and_model_names_reach_the_terminal_escaped(
+    model_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = ("\x1b]0;pwned\x07grep\u202e", "Search files.", schema("pattern"))
+    tools = (TOOLS[0], hostile)
+    reqs = [Req(tools=tools, turn=1), Req(tools=tools[::-1], turn=2)]
+    path = tmp_path / "hostile.yaml"
+    record(model_server, "openai.chat", [replace(r, model="gpt\x1b[2J-4o") for r in reqs], path)
+    code, out, err = cli(capsys, str(path))
+    assert code == 1, out + err
+    assert "\x1b" not in out + err and "\u202e" not in out + err and "\x07" not in out + err
+    assert "order read_file, \\x1b]0;pwned\\x07grep\\u202e -> " in out

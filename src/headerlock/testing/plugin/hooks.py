@@ -199,6 +199,14 @@ def _check_ini(config: pytest.Config) -> None:
         )
 
 
+@pytest.hookimpl(tryfirst=True)  # before the terminal and --junitxml take the text
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """headerlock's failure text with control and bidi characters escaped."""
+    from headerlock.testing.plugin.display import escape_report
+
+    escape_report(report)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Project-wide guards run after the scenarios (whatever order other plugins chose);

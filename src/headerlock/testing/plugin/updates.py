@@ -26,6 +26,7 @@ import pytest
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.write_lock import write_unless_changed
+from headerlock.testing.plugin.display import summary_line
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
 from headerlock.testing.plugin.unused import (
@@ -374,7 +375,7 @@ class Updates:
         if self.is_worker:
             return
         for line in self.summary():
-            terminalreporter.write_line(f"headerlock: {line}")
+            summary_line(terminalreporter, f"headerlock: {line}")
 
     def summary(self) -> list[str]:
         """The lines the terminal summary shows (each prefixed with ``headerlock:``);

@@ -18,6 +18,8 @@ from typing import Any, Final
 
 import pytest
 
+from headerlock.testing.plugin.display import summary_line
+
 OPTION: Final = "headerlock_cache"
 INI: Final = "headerlock_cache"
 MODES: Final = ("report", "fail")
@@ -88,7 +90,7 @@ class CacheWatch:
         terminalreporter.section("headerlock cache report")
         for _, text, _ in sorted(self.sections):
             for line in text.splitlines():
-                terminalreporter.write_line(line)
+                summary_line(terminalreporter, line)
         noun = "test" if len(self.sections) == 1 else "tests"
         terminalreporter.write_line(
             f"headerlock cache: {len(self.sections)} wire {noun}, {broken} with findings"

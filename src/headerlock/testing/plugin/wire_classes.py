@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import pytest
 
+from headerlock.testing.plugin.display import summary_line
+
 FIXTURE: Final = "headerlock_wire"
 MARKER: Final = "headerlock_wire"
 PIN_MARKER: Final = "headerlock_pin"
@@ -235,7 +237,7 @@ class WireClasses:
         if self.is_worker:
             return
         for line in self.book.lines():
-            terminalreporter.write_line(f"headerlock: {line}")
+            summary_line(terminalreporter, f"headerlock: {line}")
 
 
 def classes_of(config: pytest.Config) -> WireClasses:

@@ -49,6 +49,7 @@ from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
+from headerlock.testing.plugin.display import summary_line
 from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
 from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
@@ -385,10 +386,11 @@ class CallPhase:
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         for nodeid, message in config.stash.get(_INTERRUPTED, []):
-            terminalreporter.write_line(
-                f"headerlock: {nodeid} stopped the session after its wire replay failed:"
+            summary_line(
+                terminalreporter,
+                f"headerlock: {nodeid} stopped the session after its wire replay failed:",
             )
-            terminalreporter.write_line(message)
+            summary_line(terminalreporter, message)
 
 
 def _install(config: pytest.Config) -> None:

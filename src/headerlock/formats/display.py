@@ -1,0 +1,48 @@
+"""Text from a recording, fixture or model made safe for a terminal: ``escaped``.
+
+A recorded tool name, model name or message may hold terminal control sequences (ESC,
+OSC), other control characters or bidirectional overrides (U+202E) that would rewrite
+what a reader sees. Every such character becomes a visible escape (``\\x1b``,
+``\\u202e``); line breaks and tabs stay. Used once at each output boundary: the command
+line's streams (``EscapedStream``) and the pytest report text (the plugin's report hook
+and summary lines). The HTML report escapes for HTML instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, TextIO
+
+_UNSAFE: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    point = ord(match.group())
+    return f"\\x{point:02x}" if point <= 0xFF else f"\\u{point:04x}"
+
+
+def escaped(text: str) -> str:
+    """``text`` with control and bidi characters escaped (newlines and tabs kept)."""
+    return _UNSAFE.sub(_escape, text)
+
+
+class EscapedStream:
+    """A text stream writing ``escaped`` text to ``raw`` (everything else: ``raw``'s)."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(escaped(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def raw_stream(stream: TextIO) -> TextIO:
+    """The stream below an ``EscapedStream`` (for headerlock's own control sequences,
+    such as the progress line's); ``stream`` itself otherwise."""
+    return stream.raw if isinstance(stream, EscapedStream) else stream

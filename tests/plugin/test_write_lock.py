@@ -124,7 +124,8 @@ def test_a_concurrent_accept_and_update_leave_one_whole_result_and_the_other_fai
         )
         if accept.returncode == 0:  # the accept wrote: the update wrote nothing and failed
             winners["accept"] += 1
-            assert text == accepted[n], n
+            on_disk = [w for w in ("first", "accepted", "updated") if f"the {w} prompt" in text]
+            assert text == accepted[n], (n, on_disk, accept.stdout, output)
             assert test_failed, (n, output)
             assert f"{shown}: changed on disk since this session started" in output
         else:  # the update wrote: the accept was refused as stale, its file kept

@@ -16,8 +16,11 @@ import sys
 import time
 from pathlib import Path
 
+import openai
 import pytest
 
+from headerlock import wire
+from headerlock.errors import ChangedRecordingError
 from headerlock.formats.pending import pending_path, read_pending
 from tests.model_server import ModelServer
 
@@ -137,3 +140,20 @@ def test_a_concurrent_accept_and_update_leave_one_whole_result_and_the_other_fai
             assert pending_path(path).exists()
     assert update.returncode == (1 if winners["accept"] else 0), output
     assert winners["accept"] and winners["update"], winners  # both orders were raced
+
+
+def test_a_recording_lock_writes_nothing_over_a_recording_changed_while_it_ran(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    path = tmp_path / "chat.yaml"
+    model_server.script([{"text": "ok"}])
+    client = openai.OpenAI(
+        base_url=model_server.base_url, api_key="sk-test-not-a-real-key-0001", max_retries=0
+    )
+    recording = wire.lock(path, mode="record")
+    recording.__enter__()
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    path.write_text("another writer's bytes\n")  # e.g. an accept, meanwhile
+    with pytest.raises(ChangedRecordingError, match="changed on disk since this lock opened"):
+        recording.__exit__(None, None, None)
+    assert path.read_text() == "another writer's bytes\n"

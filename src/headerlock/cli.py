@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, TextIO
 
 from headerlock._cli_parser import build_parser as build_parser, one_line
 from headerlock.errors import (
@@ -28,7 +27,7 @@ from headerlock.errors import (
     OutputFileError,
     PinError,
 )
-from headerlock.formats.display import EscapedStream, raw_stream
+from headerlock.formats.display import escaped_output, raw_stream
 from headerlock.formats.secrets import redact_env
 from headerlock.runtime.plugins import add_import_root
 from headerlock.testing.scenario.progress import Progress
@@ -157,9 +156,8 @@ async def _record_each(
             console.line("\n".join(f"    {line}" for line in str(error).splitlines()))
             continue
         except OutputFileError as error:  # a path it may not write: one line, the rest run
-            bad += 1
             console.step(index, len(scenarios), f"FAIL {scenario.name} (nothing written)")
-            console.error(error)
+            bad += console.error(error) or 1
             continue
         elapsed = time.perf_counter() - started
         console.step(
@@ -362,27 +360,14 @@ def _diff(a: Path, b: Path, console: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
-    """Run the command line; returns the process exit code. What it prints has control
-    and bidi characters escaped (``headerlock.formats.display``): recordings, fixtures
-    and models cannot drive the terminal."""
-    _tolerate_any_encoding()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _escaping(sys.stdout), _escaping(sys.stderr)
-    try:
-        return _main(argv, _escaping(out or saved[0]))
-    finally:
-        sys.stdout, sys.stderr = saved
-
-
-def _escaping(stream: TextIO) -> TextIO:
-    return stream if isinstance(stream, EscapedStream) else cast(TextIO, EscapedStream(stream))
+    """Run the command line; returns the process exit code (its output escaped)."""
+    with escaped_output(out) as stream:
+        return _main(argv, stream)
 
 
 def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "flake-worker":  # a protocol on its streams, not a terminal
-        sys.stdout, sys.stderr = raw_stream(sys.stdout), raw_stream(sys.stderr)
     console = Console(out)
     if args.command is None:
         parser.print_usage(sys.stderr)
@@ -427,13 +412,6 @@ def _check_timeout_env(command: str) -> None:
         from headerlock.runtime.adapters.openai_compat import ENV_TIMEOUT, env_seconds
 
         env_seconds(os.environ, ENV_TIMEOUT, default=60.0)
-
-
-def _tolerate_any_encoding() -> None:
-    """Print on any terminal: what its encoding lacks becomes a backslash escape."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream in (sys.__stdout__, sys.__stderr__) and isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="backslashreplace")
 
 
 def _check_project(project: Project, args: argparse.Namespace) -> None:

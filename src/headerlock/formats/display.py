@@ -10,8 +10,12 @@ and summary lines). The HTML report escapes for HTML instead.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-from typing import Any, Final, TextIO
+import sys
+from collections.abc import Iterator
+from typing import Any, Final, TextIO, cast
 
 _UNSAFE: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
@@ -46,3 +50,23 @@ def raw_stream(stream: TextIO) -> TextIO:
     """The stream below an ``EscapedStream`` (for headerlock's own control sequences,
     such as the progress line's); ``stream`` itself otherwise."""
     return stream.raw if isinstance(stream, EscapedStream) else stream
+
+
+def escaping(stream: TextIO) -> TextIO:
+    """``stream`` writing escaped text (itself when it already does)."""
+    return stream if isinstance(stream, EscapedStream) else cast(TextIO, EscapedStream(stream))
+
+
+@contextlib.contextmanager
+def escaped_output(out: TextIO | None = None) -> Iterator[TextIO]:
+    """In the block ``sys.stdout`` and ``sys.stderr`` write escaped text; yields ``out``
+    (default: the standard output) doing the same."""
+    for stream in (sys.stdout, sys.stderr):  # what an encoding lacks: a backslash escape
+        if stream in (sys.__stdout__, sys.__stderr__) and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = escaping(sys.stdout), escaping(sys.stderr)
+    try:
+        yield escaping(out or saved[0])
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -50,7 +50,6 @@ so ``except ValueError`` and ``pytest.raises(AssertionError)`` keep working::
         ├── OrderDependenceError ............ two registration orders gave different bytes
         │   └── WireOrderError .............. two orders of an agent's items sent different requests
         ├── RecordingRunError ............... a run made to record failed; nothing written
-        ├── ChangedRecordingError ........... another process wrote the recording meanwhile
         ├── ScenarioRunError ................ a scenario's run crashed or hung; nothing written
         ├── WireMismatch .................... requests under a wire lock differ from the recording
         └── CacheBreakError ................. a recorded session's prompt cache breaks
@@ -343,15 +342,6 @@ class RecordingRunError(CheckFailed):
     def __init__(self, message: str, *, scenario: str) -> None:
         super().__init__(message)
         self.scenario = scenario
-
-
-class ChangedRecordingError(CheckFailed):
-    """A recording changed on disk since its writer began (another process wrote it in
-    the meantime): nothing is written for it; ``path`` names it."""
-
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 class ScenarioRunError(CheckFailed):

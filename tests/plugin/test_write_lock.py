@@ -20,7 +20,7 @@ import openai
 import pytest
 
 from headerlock import wire
-from headerlock.errors import ChangedRecordingError
+from headerlock.errors import RecordingRunError
 from headerlock.formats.pending import pending_path, read_pending
 from tests.model_server import ModelServer
 
@@ -154,6 +154,6 @@ def test_a_recording_lock_writes_nothing_over_a_recording_changed_while_it_ran(
     recording.__enter__()
     client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
     path.write_text("another writer's bytes\n")  # e.g. an accept, meanwhile
-    with pytest.raises(ChangedRecordingError, match="changed on disk since this lock opened"):
+    with pytest.raises(RecordingRunError, match="changed on disk since this lock opened"):
         recording.__exit__(None, None, None)
     assert path.read_text() == "another writer's bytes\n"

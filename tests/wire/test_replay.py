@@ -75,7 +75,9 @@ def test_a_swallowed_tool_reorder_points_to_the_flake_hunt(tmp_path: Path) -> No
         replay(path, swallowing(lambda: chat_agent(chat_client(CLOSED), tools[::-1]), caught), [])
     message = str(info.value)
     assert caught and "recorded but never sent" in message
-    assert message.splitlines()[-1].startswith("The same tools in another order, not sorted by name")
+    assert message.splitlines()[-1].startswith(
+        "The same tools in another order, not sorted by name"
+    )
     assert "headerlock flakes" in message and "re-record:" not in message
 
 

@@ -5,7 +5,7 @@ Every writer of a recording (the pytest plugin's updates, ``headerlock record``,
 ``write_unless_changed``: it takes the recording's lock (a ``filelock.FileLock``: an OS
 lock the kernel releases when the process dies), checks that the recording is still what
 it was when the writer began (its *base*), writes it atomically and only then lets go.
-A recording that changed since is not written: ``ChangedRecordingError`` naming it.
+A recording that changed since is not written: a ``RecordingRunError`` naming it.
 
 The lock file is ``<temp dir>/headerlock-locks-<user>/<sha256 of the recording's real
 path>.lock``: one per recording, outside the project (nothing is added beside the
@@ -25,7 +25,7 @@ from typing import Final
 
 from filelock import FileLock, Timeout
 
-from headerlock.errors import ChangedRecordingError, OutputFileError
+from headerlock.errors import OutputFileError, RecordingRunError
 
 TIMEOUT_SECONDS: Final = 120.0
 """How long a writer waits for another one's write of the same recording (a write of the
@@ -72,13 +72,13 @@ def write_unless_changed(
     recording: Path, write: Callable[[], None], *, unchanged: Callable[[], bool], since: str
 ) -> None:
     """Under ``recording``'s lock: when ``unchanged()`` (it is still what it was when the
-    writer began: ``since``), ``write()`` it; else raise ``ChangedRecordingError``."""
+    writer began: ``since``), ``write()`` it; else raise ``RecordingRunError``."""
     with recording_lock(recording):
         if not unchanged():
-            raise ChangedRecordingError(
+            raise RecordingRunError(
                 f"{recording.as_posix()}: changed on disk since {since} (another process"
                 " wrote it: a `headerlock review --accept`, another session?); nothing written"
                 " for it: run again to update it from its new bytes",
-                path=recording.as_posix(),
+                scenario=recording.as_posix(),
             )
         write()

@@ -128,9 +128,14 @@ def test_other_traffic_is_recorded_and_replayed_with_no_hit(
     assert model_server.hits == []
 
 
-def test_an_unrecorded_call_is_refused_naming_its_method_and_url(
+def test_a_changed_call_is_a_mismatch_showing_the_change_and_an_unknown_one_is_refused(
     tmp_path: Path, model_server: ModelServer
 ) -> None:
+    """Issue 27: a recorded non-model request sent with another body is diffed like a
+    model request (method, path, the changed field), never "not in the recording", never
+    advice to let it through to the network; one the recording has no request like is
+    refused naming it. Neither raises through the agent's client (a 400 it does not
+    retry), and the lock fails at exit whatever the agent did with the 400."""
     serve_tools(model_server)
     path = tmp_path / "agent.yaml"
     with lock(path, mode="record"):
@@ -146,9 +151,23 @@ def test_an_unrecorded_call_is_refused_naming_its_method_and_url(
 
     with pytest.raises(WireMismatch) as caught, lock(path):
         changed()
-    message = f"POST /v1/embeddings is not in the recording {path} (sent to {model_server.origin})"
-    assert [type(e) for e in seen] == [NetworkSealedError] and message in str(seen[0])
-    assert message in str(caught.value) and "allow_hosts=" in str(caught.value)
+    assert [type(e) for e in seen] == [openai.BadRequestError]
+    text = str(caught.value)
+    assert "POST /v1/embeddings: body.input: 'hello' -> 'something else'" in text
+    assert "POST /v1/embeddings: recorded but never sent" not in text  # sent, changed
+    assert "is not in" not in text and "allow_hosts" not in text and "0 differences" not in text
+
+    def unknown() -> None:
+        assert httpx.get(f"{model_server.origin}/tool/unknown").status_code == 400
+        agent(model_server)
+
+    with pytest.raises(WireMismatch) as caught, lock(path):
+        unknown()
+    text = str(caught.value)
+    assert f"GET /tool/unknown is not in the recording {path} (sent to {model_server.origin})" in (
+        text
+    )
+    assert "re-record to add it" in text and "allow_hosts" not in text
     assert model_server.hits == []
 
 
@@ -352,7 +371,7 @@ def test_a_model_body_that_is_not_a_json_object_is_kept_as_exact_bytes(
         assert send(raw) == (400, recorded[1])
     other = raw.replace(b"m", b"n", 1)
     with (
-        pytest.raises(WireMismatch, match="POST /v1/chat/completions is not in the recording"),
+        pytest.raises(WireMismatch, match="POST /v1/chat/completions: body: "),
         lock(path),
     ):
         send(other)

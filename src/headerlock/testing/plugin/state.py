@@ -45,12 +45,20 @@ replays the rest, ``all`` records everything (``--snapshot-update``)."""
 
 
 def record_mode(config: pytest.Config) -> str:
-    """This session's record mode (``all`` under ``--snapshot-update``)."""
+    """This session's record mode. ``--snapshot-update`` is ``all`` (over the ini's
+    ``headerlock_record``, a project default); with an explicit ``--headerlock-record=none``
+    or ``=new`` it is a usage error, never a silent override of either."""
     if getattr(config.option, "headerlock_flakes_dump", None) is not None:
         return "none"  # headerlock flakes: nothing is recorded
-    if getattr(config.option, "update_snapshots", False):
-        return "all"
     mode = getattr(config.option, "headerlock_record", None)
+    if getattr(config.option, "update_snapshots", False):
+        if mode in ("none", "new"):
+            raise pytest.UsageError(
+                f"headerlock: --snapshot-update and --headerlock-record={mode} contradict each"
+                " other (--snapshot-update re-records every test, as"
+                f" --headerlock-record=all does); pass one of them"
+            )
+        return "all"
     if mode is None:
         try:
             mode = str(config.getini("headerlock_record")).strip() or "none"

@@ -168,11 +168,15 @@ class Verdict:
 
     error: BaseException
     plain: bool = False
+    when: str = "call"
+    """The phase whose report it decides (``setup``: the lock could not open)."""
 
 
-def _rule(item: pytest.Item, error: BaseException, *, plain: bool = False) -> BaseException:
+def _rule(
+    item: pytest.Item, error: BaseException, *, plain: bool = False, when: str = "call"
+) -> BaseException:
     """Note ``error`` as ``item``'s verdict (``CallPhase`` makes the report say failed)."""
-    item.stash[_VERDICT] = Verdict(error, plain)
+    item.stash[_VERDICT] = Verdict(error, plain, when)
     return error
 
 
@@ -255,14 +259,19 @@ class OpenLock:
         dump(probe, self.item.nodeid, self.run.requests, secrets=self.run.secrets, error=why)
 
     def _mismatch(self, mismatch: WireMismatch) -> WireMismatch:
-        text = report(self.run.differences, path=self.path.as_posix())
-        lines = text.splitlines()
-        if lines[-1] == RECORD_HINT:  # say how to re-record this very test
-            lines[-1] = f"If the change is intended, re-record: {record_test_command(self.item)}"
-        elif lines[-1] == ORDER_HINT:  # name this very test
-            lines[-1] = ORDER_HINT.replace("<test>", self.item.nodeid).replace(
+        path, found = self.path.as_posix(), self.run.differences
+        extra = mismatch.differences[len(found) :]  # refusals, exchanges never sent
+        head = f"wire replay of {path} does not match the recording:"
+        lines = report(found, path=path).splitlines() if found else [head, RECORD_HINT]
+        hint = lines.pop()
+        lines += [f"  {line}" for line in extra]
+        if hint == RECORD_HINT:  # say how to re-record this very test
+            hint = f"If the change is intended, re-record: {record_test_command(self.item)}"
+        elif hint == ORDER_HINT:  # name this very test
+            hint = ORDER_HINT.replace("<test>", self.item.nodeid).replace(
                 "re-record the test.", f"re-record it: {record_test_command(self.item)}"
             )
+        lines.append(hint)
         if self.run.pending is not None:
             lines.append(pending_line(self.run.pending))
         differences = mismatch.differences or [d.line() for d in self.run.differences]
@@ -372,7 +381,7 @@ class CallPhase:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         verdict = item.stash.get(_VERDICT, None)
-        if verdict is not None and report.when == "call":
+        if verdict is not None and report.when == verdict.when:
             report.outcome = "failed"
             if hasattr(report, "wasxfail"):
                 del report.wasxfail
@@ -479,7 +488,10 @@ def open_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
         probe = probe_dir(item.config)
         if probe is not None:  # headerlock flakes says why the test could not run
             dump(probe, item.nodeid, [], error=opened)
-        pytest.fail(opened, pytrace=False)  # the user's to fix, and the message says how
+        # the user's to fix, and the message says how; an error whatever xfail marker the
+        # test carries (a missing recording checks nothing)
+        _rule(item, pytest.fail.Exception(opened, pytrace=False), plain=True, when="setup")
+        pytest.fail(opened, pytrace=False)
     item.stash[_OPEN] = opened
     try:
         yield opened.run

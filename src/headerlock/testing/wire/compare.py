@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from headerlock.formats.explain import changes
 from headerlock.formats.tool_sets import compare_tool_names
+from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
 from headerlock.runtime.wire_tools import wire_tool_name
@@ -50,9 +51,13 @@ class Difference:
     order fixed since the recording, a change to re-record or accept."""
     unsent: int = 0
     """How many recorded requests no request of the run matched (``unsent_requests``)."""
+    label: str | None = None
+    """``METHOD path`` of a request that is not a model request (``http_difference``)."""
 
     def line(self) -> str:
         """One readable line."""
+        if self.label is not None:
+            return f"{self.label}: {self.detail}"
         return f"request {self.number} ({self.api}) {self.segment}: {self.detail}"
 
 
@@ -203,6 +208,24 @@ def _same_data(recorded: WirePrefix, sent: WirePrefix) -> bool:
         )
     except ValueError:
         return False
+
+
+def http_difference(number: int, recorded: HttpEntry, sent: HttpEntry) -> Difference:
+    """How ``sent``, a request that is not a model request (embeddings, a tool's own call),
+    differs from the recorded one with the same method and path (``number``: its place
+    among the lock's other traffic)."""
+    found = []
+    if recorded.query != sent.query:
+        found.append(f"query: {recorded.query!r} -> {sent.query!r}")
+    old = None if recorded.body is None else recorded.body.to_data()
+    new = None if sent.body is None else sent.body.to_data()
+    if not same(old, new):
+        a, b = recorded.body, sent.body
+        if a is not None and b is not None and a.kind == b.kind:
+            old, new = a.value, b.value
+        found.append(_changes(old, new, "body"))
+    label = f"{sent.method} {sent.path}"
+    return Difference(number, "http", "body", "; ".join(found) or "differs", label=label)
 
 
 def extra_request(number: int, sent: WireEntry, recorded_count: int) -> Difference:

@@ -272,17 +272,18 @@ class WireLock:
             self._pend(session, run, failure, green=green)
         if run.differences or refusals or problems:
             path = str(self.path)
-            text = report(run.differences, path=path) if run.differences else ""
-            if run.pending is not None:
-                text += f"\n{pending_line(run.pending)}"
-            elif self._unpended is not None:
-                text += f"\n{self._unpended}"
             extra = [*refusals, *problems]
-            if extra:
-                text = "\n".join(
-                    [text or f"wire replay of {path} does not match the recording:"]
-                    + [f"  {line}" for line in extra]
-                )
+            lines = [f"wire replay of {path} does not match the recording:"]
+            if run.differences:
+                lines = report(run.differences, path=path).splitlines()
+            hint = lines.pop() if run.differences else None  # what to do, after every line
+            lines += [f"  {line}" for line in extra]
+            lines += [hint] if hint is not None else []
+            if run.pending is not None:
+                lines.append(pending_line(run.pending))
+            elif self._unpended is not None:
+                lines.append(self._unpended)
+            text = "\n".join(lines)
             error = WireMismatch(
                 text, path=path, differences=[d.line() for d in run.differences] + extra
             )

@@ -120,7 +120,7 @@ def check(host: str, port: object, *, what: str) -> None:
     aliases = sorted(names - {name})
     shown = f"{host}:{port}" + (f" ({', '.join(aliases)})" if aliases else "")
     error = NetworkSealedError(
-        f"headerlock: {what} to {shown} refused: the wire lock is sealed (replay, or a"
+        f"{what} to {shown} refused: the wire lock is sealed (replay, or a"
         f" scripted record) and nothing leaves the process; {HOW_TO_ALLOW}",
         host=host,
     )

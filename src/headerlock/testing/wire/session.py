@@ -28,8 +28,14 @@ from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import Split, model_api
+from headerlock.testing.wire.apis.base import DuplicateKeyError, answer_problem
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
-from headerlock.testing.wire.compare import Difference, entry_differences, extra_request
+from headerlock.testing.wire.compare import (
+    Difference,
+    entry_differences,
+    extra_request,
+    http_difference,
+)
 from headerlock.testing.wire.conversations import RunRequest, canonical_order
 from headerlock.testing.wire.entry import build_entry, scrub_response
 from headerlock.testing.wire.ignore import IgnoreRules
@@ -129,7 +135,10 @@ class LockSession:
         if self._passes(sent):
             return None
         key = self._key()
-        split = self._split(sent)
+        try:
+            split = self._split(sent)
+        except DuplicateKeyError as error:
+            return self._ambiguous(sent, error)
         if split is None:
             return self._other(sent, key)
         split = self._memo.shared(split, sent.body)
@@ -164,6 +173,19 @@ class LockSession:
                 if self.cut is None:
                     self.exchanges.append(_Exchange(key, sent, split, answer))
         return answer
+
+    def _ambiguous(self, sent: SentRequest, error: DuplicateKeyError) -> WireAnswer:
+        """A model request whose body holds a key twice: never forwarded, recorded or
+        compared (which of the two a provider reads is its own choice); an HTTP 400 now
+        (no SDK retries it), and the lock fails at exit, recording or replaying."""
+        assert sent.api is not None
+        where = str(self.run.path or "wire lock")
+        message = (
+            f"{sent.method} {self._shown(sent)}: {error}; a provider reads one of the two and"
+            " headerlock would compare the other, so the request is refused: send each key once"
+        )
+        self.refused(RecordingRunError(f"{where}: {message}", scenario=where))
+        return error_answer(sent.api, message, "headerlock_duplicate_key")
 
     def _stand_in(self, number: int, live: WireEntry) -> int | None:
         """With ``keep_going``, the unserved recorded exchange of the same api most like
@@ -216,6 +238,11 @@ class LockSession:
                 if split is not None and (answer is None or answer.status >= 400):
                     status = "no answer (a transport error)" if answer is None else answer.status
                     self.outcome.failed.append(f"{sent.method} {self._shown(sent)}: HTTP {status}")
+                elif split is not None and answer is not None:
+                    problem = answer_problem(answer.content_type, answer.body)
+                    if problem is not None:  # a proxy's error page, sent with a 200
+                        shown = f"{sent.method} {self._shown(sent)}"
+                        self.outcome.failed.append(f"{shown}: HTTP {answer.status} with {problem}")
                 if answer is None:
                     return  # a failed attempt (the SDK may retry) is not recorded
                 self.exchanges.append(_Exchange(key, sent, split, answer))
@@ -231,7 +258,9 @@ class LockSession:
         entry = self._http_entry(sent)
         with self._guard:
             index = self.http.take(entry)
-        if index is None and self.recording is None and sent.api is not None:
+        if index is None and self.recording is not None:
+            return self._http_miss(sent, entry, key)
+        if index is None and sent.api is not None:
             # a scripted record: a model request whose body is not a JSON object gets the
             # 400 a provider would give, kept as exact bytes (it replays, never forwarded)
             answer = error_answer(
@@ -246,7 +275,7 @@ class LockSession:
             path = self.run.path
             where = "any recording" if path is None else f"the recording {path}"
             error = NetworkSealedError(
-                f"headerlock: {sent.method} {self._shown(sent)} is not in {where}"
+                f"{sent.method} {self._shown(sent)} is not in {where}"
                 f" (sent to {_origin_of(sent)}); nothing leaves a sealed lock"
                 f" (replay, or a scripted record): record it live, or {seal.HOW_TO_ALLOW}",
                 host=sent.host,
@@ -260,6 +289,53 @@ class LockSession:
             with self._guard:
                 self.exchanges.append(_Exchange(key, sent, None, answer))
         return answer
+
+    def _http_miss(self, sent: SentRequest, entry: HttpEntry, key: Key) -> WireAnswer:
+        """Replay: other traffic that matches no recorded exchange. With the method and
+        path of one not yet served, it is a mismatch saying what changed (``keep_going``:
+        served that exchange's response, for the pending file); else it is refused. The
+        agent gets an HTTP 400 either way (no SDK retries it; nothing is raised through
+        its client), and the lock fails at exit."""
+        with self._guard:
+            closest = self._closest_http(entry)
+            if closest is None:
+                message = (
+                    f"{sent.method} {self._shown(sent)} is not in the recording {self.run.path}"
+                    f" (sent to {_origin_of(sent)}); a replay sends nothing to the network:"
+                    " re-record to add it"
+                )
+                self.outcome.refusals.append(NetworkSealedError(message, host=sent.host))
+                if self.keep_going:
+                    self.cut = self.cut or (
+                        f"{sent.method} {self._shown(sent)} has no recorded response, so this"
+                        " session stops before it"
+                    )
+                return _http_error(message)
+            recorded = self.http.entries[closest]
+            found = http_difference(len(self.run.differences) + 1, recorded, entry)
+            self.run.differences.append(found)
+            self.http.take_index(closest)  # sent, with another body: not "never sent"
+            if not self.keep_going:
+                return _http_error(f"{found.line()} (recording {self.run.path})")
+            response = self.http.entries[closest].response
+            assert response is not None
+            answer = _answer_of(response)
+            self.exchanges.append(_Exchange(key, sent, None, answer))
+            return answer
+
+    def _closest_http(self, entry: HttpEntry) -> int | None:
+        """The unserved recorded exchange with ``entry``'s method and path (the same query
+        first)."""
+        same = [
+            i
+            for i in self.http.unserved()
+            if self.http.entries[i].method == entry.method
+            and self.http.entries[i].path == entry.path
+        ]
+        for index in same:
+            if self.http.entries[index].query == entry.query:
+                return index
+        return same[0] if same else None
 
     # -- helpers ------------------------------------------------------------------------
     def _passes(self, sent: SentRequest) -> bool:
@@ -286,6 +362,8 @@ class LockSession:
             return None
         try:
             return model_api(sent.api).split(sent.body)
+        except DuplicateKeyError:
+            raise
         except (ValueError, RecursionError):  # not a JSON object: kept as exact bytes
             return None
 
@@ -390,6 +468,12 @@ class LockSession:
         ordered = tuple(models[i] for i in canonical_order(models, keys))
         other = tuple(http[i] for i in canonical_order(http, http_keys))
         return WireRecording(pinned, ordered, other)
+
+
+def _http_error(message: str) -> WireAnswer:
+    """The HTTP 400 a replay answers other traffic it cannot serve with."""
+    body = {"error": {"message": f"headerlock: {message}", "code": "headerlock_mismatch"}}
+    return WireAnswer(400, JSON, json.dumps(body, ensure_ascii=False).encode())
 
 
 def _credentials(sent: SentRequest) -> list[str]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from headerlock.formats.wire_response import WireResponse
 from headerlock.runtime.adapters.scripted import Reply
 from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
@@ -217,6 +218,41 @@ def text_of(value: Any) -> str:
     return str(value)
 
 
+class DuplicateKeyError(ValueError):
+    """A request body holds a JSON object with the same key twice: a provider reads one of
+    them, ``json.loads`` keeps the last, so the body has no one meaning to compare."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one JSON object of the body")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: a mapping, or ``DuplicateKeyError``."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return found
+
+
+def answer_problem(content_type: str | None, body: bytes) -> str | None:
+    """Why a successful answer to a model request is not one a model API gives (``None``:
+    it is): the APIs answer JSON data (an object, or a list of them for a stream that
+    is not SSE) or server-sent events; a proxy's HTML error page sent with HTTP 200 is
+    neither."""
+    answer = WireResponse.from_http(200, content_type, body)
+    if answer.kind == "json" and isinstance(answer.body, dict | list):
+        return None
+    if answer.kind == "events" and any(event.is_json for event in answer.body):
+        return None
+    shown = content_type or "no content type"
+    return f"a body that is not a model API answer ({shown}, {len(body)} bytes)"
+
+
 LeadingSystem = Callable[[bytes, Span | None, Any], tuple[Any, Any, bytes]]
 """Cuts the system out of the messages: ``(body, messages span, messages)`` to
 ``(system, the other messages, the system's bytes)``."""
@@ -287,8 +323,9 @@ class ModelApi:
         return dict(self.cache_reasons).get(segment)
 
     def split(self, body: bytes) -> Split:
-        """Split a request body; ``ValueError`` when it is not a JSON object."""
-        data = json.loads(body)
+        """Split a request body; ``ValueError`` when it is not a JSON object
+        (``DuplicateKeyError`` when an object in it holds a key twice)."""
+        data = json.loads(body, object_pairs_hook=_unique_keys)
         if not isinstance(data, dict):
             raise ValueError("the request body is not a JSON object")
         spans = object_members(body)

@@ -144,7 +144,7 @@ def route(sent: SentRequest) -> WireAnswer | Pending | None:
         [*secret_values(), *header_secrets(sent.headers), *url_secrets(sent.url)]
     ).text(sent.path)
     error = WireOwnershipError(
-        f"headerlock: {sent.method} {shown} was sent by code that no open wire lock owns"
+        f"{sent.method} {shown} was sent by code that no open wire lock owns"
         f" (a thread or task started outside them) while {len(open_now)} locks are open;"
         " start it inside the lock it belongs to",
         key="lock",

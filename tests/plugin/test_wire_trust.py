@@ -222,3 +222,45 @@ def test_a_changed_embeddings_body_is_a_mismatch_naming_the_request_and_the_word
     pending = _recording(project, "test_embed").with_name("test_embed.yaml.new")
     assert "the dog sat" in pending.read_text()
     assert model_server.hits == []
+
+
+# -- ignore rules ----------------------------------------------------------------------
+
+
+def test_a_whole_segment_ini_ignore_rule_is_a_usage_error_before_any_test_runs(
+    project: pytest.Pytester,
+) -> None:
+    project.makeini(f"{INI}headerlock_ignore = config\n")
+    result = run(project)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [x for x in result.stderr.lines if "headerlock" in x]
+    assert "headerlock_ignore: ignore rule 'config' would ignore the whole config segment" in line
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_a_whole_segment_marker_rule_fails_its_test_at_setup_even_under_xfail(
+    project: pytest.Pytester,
+) -> None:
+    marked = '@pytest.mark.xfail\n@pytest.mark.headerlock_wire(ignore=["config"])\ndef test_embed('
+    (project.path / "tests" / "test_agent.py").write_text(AGENT.replace("def test_embed(", marked))
+    result = run(project, "--snapshot-update", "tests/test_agent.py::test_embed")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "ignore rule 'config' would ignore the whole config segment" in out
+    assert "AttributeError" not in out
+
+
+def test_a_rule_over_the_header_is_named_once_per_session_with_what_it_turns_off(
+    project: pytest.Pytester,
+) -> None:
+    project.makeini(f"{INI}headerlock_ignore = config.model messages[*].content config.seed\n")
+    (project.path / "tests" / "test_more.py").write_text(
+        AGENT.replace("def test_embed(", "def _unused(")
+    )
+    result = run(project, "--snapshot-update", "-k", "scripted")
+    result.assert_outcomes(passed=2)
+    lines = result.stdout.lines
+    model = [x for x in lines if "ignore rule 'config.model' turns off the check of the model" in x]
+    messages = [x for x in lines if "ignore rule 'messages[*].content' turns off" in x]
+    assert len(model) == 1 and len(messages) == 1
+    assert not [x for x in lines if "'config.seed' turns off" in x]  # not a header key

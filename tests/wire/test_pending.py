@@ -7,6 +7,7 @@ import json
 import random
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -205,11 +206,24 @@ def test_a_misspelled_ignore_rule_is_an_error_naming_it(
         ("seed", "must start with one of config, system, tools, messages"),
         ("config..seed", "bad step at '..seed'"),
         ("messages[x]", r"bad step at '\[x\]'"),
+        ("config", "would ignore the whole config segment"),
+        ("tools", "would ignore the whole tools segment"),
+        ("messages.content", r"messages is a list: \[N\] or \[\*\]"),
+        ("config[0]", r"config is a mapping: \.NAME or \.\*"),
     ],
 )
 def test_a_malformed_ignore_rule_is_refused_when_the_lock_is_made(rule: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         lock(None, mode="record", ignore=[rule])
+
+
+def test_a_rule_over_the_header_warns_once_what_it_turns_off() -> None:
+    rule = "config.response_format"  # no other test uses it: its warning is this test's
+    with pytest.warns(UserWarning, match=r"ignore rule 'config\.response_format' turns off"):
+        lock(None, mode="record", ignore=[rule, "config.seed"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lock(None, mode="record", ignore=[rule, "config.seed"])  # once per process
 
 
 def test_a_pinned_lock_refuses_ignore_rules_inside_the_prefix() -> None:

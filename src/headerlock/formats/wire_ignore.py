@@ -10,7 +10,10 @@ A rule is a path over the request as sent, split the way a wire recording keeps 
             | [*]        every item of a list
 
 for example ``config.seed``, ``config.metadata.*``, ``messages[*].content``,
-``messages[0].content``, ``tools[*].function.description``. A value a rule reaches
+``messages[0].content``, ``tools[*].function.description``. A rule must step into its
+root, as the request's shape allows: ``config`` is a mapping (``config.NAME``,
+``config.*``), ``messages`` and ``tools`` are lists (``[N]``, ``[*]``); a whole segment
+(``config``, ``system``, ``tools``, ``messages`` alone) is refused. A value a rule reaches
 is written as ``<<ignored>>`` (so a re-record does not churn) and compares equal
 to every other ignored value. A rule that reaches nothing is kept as unmatched, so
 a misspelled one can be reported instead of silently disabling nothing.
@@ -70,7 +73,41 @@ def parse_ignore(text: object, *, where: str = "ignore") -> IgnorePath:
         else:
             steps.append(("items", "*") if index == "*" else ("index", int(index)))
         position = found.end()
+    _check_shape(text, root, tuple(steps), where)
     return IgnorePath(text, root, tuple(steps))
+
+
+_EXAMPLES: Final = {
+    "config": "config.seed, config.metadata.*",
+    "system": "system[0].content",
+    "tools": "tools[*].function.description",
+    "messages": "messages[*].content",
+}
+_FIRST_STEP: Final = {
+    "config": ("key", "keys"),
+    "tools": ("index", "items"),
+    "messages": ("index", "items"),
+}
+
+
+def _check_shape(text: str, root: str, steps: tuple[Step, ...], where: str) -> None:
+    """Refuse a rule the request's shape rules out: a whole segment, a list step into
+    ``config`` (a mapping), a key step into ``tools`` or ``messages`` (lists)."""
+    if not steps:
+        raise ConfigError(
+            f"{where}: ignore rule {text!r} would ignore the whole {root} segment, which"
+            " headerlock does not support (it would compare nothing there); name what to"
+            f" ignore inside it, e.g. {_EXAMPLES[root]}",
+            key=where,
+        )
+    allowed = _FIRST_STEP.get(root)
+    if allowed is not None and steps[0][0] not in allowed:
+        shape = "a mapping: .NAME or .*" if root == "config" else "a list: [N] or [*]"
+        raise ConfigError(
+            f"{where}: ignore rule {text!r} does not fit the request: {root} is {shape}"
+            f" (e.g. {_EXAMPLES[root]})",
+            key=where,
+        )
 
 
 def parse_ignores(rules: Iterable[object], *, where: str = "ignore") -> tuple[IgnorePath, ...]:

@@ -150,6 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     watch()
     record_mode(config)  # a bad headerlock_record value is a usage error now
+    _check_ignore(config)
     root = config.rootpath
     from headerlock.formats.secrets import redact_env  # both light: no heavy dependency
     from headerlock.runtime.plugins import add_import_root
@@ -205,6 +206,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     from headerlock.testing.plugin.display import escape_report
 
     escape_report(report)
+
+
+def _check_ignore(config: pytest.Config) -> None:
+    """A ``headerlock_ignore`` rule the request's shape rules out (``config`` alone, a
+    misshapen path) is a usage error before any test runs, not an error in every test."""
+    from headerlock.formats.wire_ignore import parse_ignores
+
+    try:
+        parse_ignores(config.getini("headerlock_ignore") or (), where="headerlock_ignore")
+    except HeaderlockError as error:
+        raise pytest.UsageError(f"headerlock: {error}") from None
 
 
 @pytest.hookimpl(trylast=True)

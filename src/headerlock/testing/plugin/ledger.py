@@ -58,6 +58,8 @@ class Ledger:
     """The ini ``headerlock_ignore`` rules the session's wire tests ran with."""
     ignore_matched: set[str] = field(default_factory=set)
     """Those of them that matched some request."""
+    ignore_notes: set[str] = field(default_factory=set)
+    """What the ignore rules the tests ran with turn off (``ignore.header_notice``)."""
 
     def claim(self, path: str, nodeid: str) -> None:
         """Note that ``nodeid`` used the recording at ``path``."""
@@ -79,6 +81,7 @@ class Ledger:
             "pending": sorted(self.pending),
             "ignore_seen": sorted(self.ignore_seen),
             "ignore_matched": sorted(self.ignore_matched),
+            "ignore_notes": sorted(self.ignore_notes),
         }
 
     @classmethod
@@ -101,6 +104,7 @@ class Ledger:
             pending=set(data.get("pending", ())),
             ignore_seen=set(data.get("ignore_seen", ())),
             ignore_matched=set(data.get("ignore_matched", ())),
+            ignore_notes=set(data.get("ignore_notes", ())),
         )
 
     def merge(self, other: Ledger) -> None:
@@ -124,3 +128,4 @@ class Ledger:
         self.pending |= other.pending
         self.ignore_seen |= other.ignore_seen
         self.ignore_matched |= other.ignore_matched
+        self.ignore_notes |= other.ignore_notes

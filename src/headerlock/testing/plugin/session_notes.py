@@ -1,5 +1,6 @@
 """What the session's books learn from each ``headerlock_wire`` test's lock: the pending
-file a mismatching replay wrote, and which ``headerlock_ignore`` ini rules matched.
+file a mismatching replay wrote, which ``headerlock_ignore`` ini rules matched, and the
+rules that turn a header check off (``ignore.header_notice``, printed once).
 
 The ini rules are shared by every wire test, so a rule is reported only when no test
 of the whole session matched it (``Updates.summary``); a marker's own rules must match
@@ -14,7 +15,7 @@ import pytest
 
 from headerlock.errors import ConfigError
 from headerlock.testing.plugin.updates import updates_of
-from headerlock.testing.wire.ignore import IgnoreRules
+from headerlock.testing.wire.ignore import IgnoreRules, header_notice
 from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRun
 
@@ -38,3 +39,4 @@ def note_session(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
     rules = lock.ignore
     ledger.ignore_seen.update(p.text for p in rules.shared)
     ledger.ignore_matched.update(p.text for p in rules.shared if p.text in rules.matched)
+    ledger.ignore_notes.update(n for n in map(header_notice, rules.paths) if n is not None)

@@ -398,6 +398,7 @@ class Updates:
                 f" ({capped(sorted(_shown(p) for p in ledger.pending))});"
                 " accept or reject with: headerlock review"
             )
+        lines += sorted(ledger.ignore_notes)
         unmatched = sorted(ledger.ignore_seen - ledger.ignore_matched)
         if unmatched:
             lines.append(

@@ -7,6 +7,11 @@ sides of a comparison hold ``<<ignored>>`` there. ``checked`` rules (``lock(igno
 the marker's) must match some request of the lock; unchecked ones (the
 ``headerlock_ignore`` ini option, shared by every test) are only counted, for the
 pytest session to report the ones no test used.
+
+A rule over what the header check exists for (the model, a config key that keys the
+provider's cache, the system, the tools) or over the messages turns that check off:
+``header_notice`` says so in one line, which the pytest session prints once and a
+direct ``lock()`` warns once per process.
 """
 
 from __future__ import annotations
@@ -17,7 +22,34 @@ from dataclasses import replace
 
 from headerlock.errors import ConfigError
 from headerlock.formats.wire_ignore import PREFIX_ROOTS, IgnorePath, ignore_in, parse_ignores
-from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.apis import REGISTERED, Split
+
+CACHE_KEYS: frozenset[str] = frozenset(
+    {"model", *(rule.key for api in REGISTERED for rule in api.cache.keyed)}
+)
+"""Config keys that key some provider's prompt cache (the model among them)."""
+
+
+def header_notice(path: IgnorePath) -> str | None:
+    """The line that says which checks ``path`` turns off, when it reaches into the
+    header (model, a cache-keying config key, system, tools) or the messages."""
+    first = path.steps[0] if path.steps else None
+    if path.root == "config":
+        if first is None or first[0] == "keys":
+            what = f"every config key (the model and {', '.join(sorted(CACHE_KEYS - {'model'}))})"
+        elif first[1] in CACHE_KEYS:
+            what = "the model" if first[1] == "model" else f"config key {first[1]}"
+            what += " (it keys the provider's prompt cache)"
+        else:
+            return None
+    else:
+        what = {"system": "the system prompt", "tools": "the tools", "messages": "the messages"}[
+            path.root
+        ]
+    return (
+        f"ignore rule {path.text!r} turns off the check of {what} where it reaches: a"
+        " change there replays green"
+    )
 
 
 class IgnoreRules:

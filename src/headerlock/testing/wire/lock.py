@@ -13,6 +13,7 @@ unrecorded leaves the process.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from functools import partial
@@ -43,7 +44,7 @@ from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import NAMES, detect_api
 from headerlock.testing.wire.clients.install import intercept, seen_clients
 from headerlock.testing.wire.compare import order_flake, report, unsent_requests
-from headerlock.testing.wire.ignore import IgnoreRules, unmatched_message
+from headerlock.testing.wire.ignore import IgnoreRules, header_notice, unmatched_message
 from headerlock.testing.wire.run import Mode, WireRun
 from headerlock.testing.wire.script import WireScript
 from headerlock.testing.wire.session import LockSession
@@ -85,7 +86,11 @@ class WireLock:
         self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
         self._allow_hosts = seal.allowed_hosts(allow_hosts)
         self._record_errors = record_errors
-        self._ignore = ignore if isinstance(ignore, IgnoreRules) else IgnoreRules(ignore)
+        if isinstance(ignore, IgnoreRules):
+            self._ignore = ignore
+        else:  # lock(ignore=...) called directly: say once what a header rule turns off
+            self._ignore = IgnoreRules(ignore)
+            _warn_header_rules(self._ignore)
         if pin:
             self._ignore.refuse_pinned()
         self._pending = pending and self.path is not None
@@ -320,6 +325,17 @@ class WireLock:
             raise IgnoreRuleError(
                 unmatched_message(unmatched, str(self.path or "wire lock")), paths=unmatched
             )
+
+
+_warned: set[str] = set()
+"""The header notices this process has warned about (each once)."""
+
+
+def _warn_header_rules(rules: IgnoreRules) -> None:
+    for notice in (header_notice(p) for p in rules.paths):
+        if notice is not None and notice not in _warned:
+            _warned.add(notice)
+            warnings.warn(notice, UserWarning, stacklevel=4)
 
 
 def pending_line(path: Path) -> str:

@@ -127,6 +127,44 @@ def pooled(prompt):
         raise AssertionError(f"crossed answers: {answers}")
 """
 
+EMBEDDED = """
+import os
+
+import openai
+
+
+def embedded(prompt):
+    # looks the prompt up (embeddings), then asks the model
+    client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789",
+                           max_retries=0)
+    document = os.environ.get("DOCUMENT", prompt)
+    found = client.embeddings.create(model="emb", input=document, encoding_format="float")
+    reply = client.chat.completions.create(
+        model="gpt-test",
+        messages=[{"role": "user", "content": f"{prompt} {found.data[0].embedding}"}],
+    )
+    return reply.choices[0].message.content
+"""
+
+HTTP_FIXTURE = """app: wire
+pin: true
+config:
+  entry: embedded:embedded
+  http:
+    - method: POST
+      path: /v1/embeddings
+      query: ""
+      body: {json: {input: hi, model: emb, encoding_format: float}}
+      response:
+        status: 200
+        content_type: application/json
+        json: {object: list, model: emb, data: [{object: embedding, index: 0, embedding: [0.5]}]}
+steps:
+  - prompt: hi
+model:
+  - text: hello
+"""
+
 FIXTURE = """app: wire
 pin: true
 config:
@@ -370,3 +408,29 @@ def test_a_bad_match_in_a_fixture_is_one_line_naming_file_line_and_key(
     result = _cli(project, "record")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr == f"headerlock: fixtures/agent.yaml:8: {message}\n"
+
+
+def test_a_fixture_answers_the_agents_other_calls_from_its_http_list(tmp_path: Path) -> None:
+    """Issue 27: an ``app: wire`` fixture serves a non-model call (embeddings) from its
+    ``config.http`` list; a changed call names what changed, an unlisted one says what to
+    add, each in one line with one ``headerlock:`` prefix, and nothing leaves the process."""
+    project = _project(tmp_path, "ordered")
+    (project / "embedded.py").write_text(EMBEDDED)
+    (project / "fixtures" / "agent.yaml").write_text(HTTP_FIXTURE)
+    recorded = _cli(project, "record")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert "[0.5]" in (project / "recordings" / "agent.yaml").read_text()  # the answer it got
+    changed = _cli(project, "replay", env={"DOCUMENT": "bye"})
+    assert changed.returncode == 2, changed.stdout + changed.stderr
+    assert changed.stderr.splitlines() == [
+        "headerlock: POST /v1/embeddings differs from its entry in the fixture's config.http"
+        " list: body.input: 'hi' -> 'bye'"
+    ]
+    (project / "fixtures" / "agent.yaml").write_text(HTTP_FIXTURE.replace("/v1/embeddings", "/x"))
+    unlisted = _cli(project, "record")
+    assert unlisted.returncode == 2, unlisted.stdout + unlisted.stderr
+    [line] = unlisted.stderr.splitlines()
+    assert line.startswith(
+        "headerlock: POST /v1/embeddings is not in the fixture's config.http list (sent to"
+    )
+    assert '"path": "/v1/embeddings"' in line and "headerlock: headerlock:" not in line

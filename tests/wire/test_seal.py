@@ -190,11 +190,13 @@ def test_a_scripted_record_refuses_traffic_it_has_no_answer_for(
         except Exception as error:  # as the library raises it
             seen.append(error)
 
+    found = re.escape(f"{shown} is not in any recording")
     with (
-        pytest.raises(NetworkSealedError, match=re.escape(f"{shown} is not in any recording")),
+        pytest.raises(NetworkSealedError, match=found) as refused,
         lock(None, mode="record", script=["x"]),
     ):
         call()
+    assert str(refused.value).startswith(shown)  # the CLI adds the one headerlock: prefix
     [error] = seen  # the library's own error (requests wraps it), from the refusal
     chain = [error, error.__cause__, error.__context__]
     assert any(isinstance(e, NetworkSealedError) for e in chain), repr(error)

@@ -26,7 +26,18 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from headerlock.errors import ConfigError, ScenarioRunError, ScriptAmbiguityError
+from headerlock.errors import (
+    ConfigError,
+    ScenarioRunError,
+    ScriptAmbiguityError,
+    WireRecordingError,
+)
+from headerlock.formats.wire_http import HttpEntry
+from headerlock.formats.wire_recording import (
+    WIRE_FORMAT_VERSION,
+    WIRE_KIND,
+    wire_recording_from_data,
+)
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.runtime.adapters.scripted import Reply, reply_to_data
 from headerlock.runtime.config import Schema
@@ -55,7 +66,7 @@ from headerlock.testing.wire.agent_entry import (
 )
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.apis.base import script_id
-from headerlock.testing.wire.lock import lock
+from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRequest, WireRun
 from headerlock.testing.wire.session import LockSession
 
@@ -74,6 +85,36 @@ class WireAppConfig(Schema):
     """Modules the agent needs (e.g. ``openai``); a missing one skips the demo, not crashes."""
     turn_timeout: float = Field(default=TURN_TIMEOUT, gt=0, allow_inf_nan=False)
     """Seconds one call of the entry may take; then the turn fails and the run ends."""
+    http: Annotated[list[Any], AfterValidator(_check_http)] = Field(default_factory=list)
+    """The answers to the agent's other HTTP calls (embeddings, a tool's own requests),
+    one entry per call, as a wire recording's ``http:`` list keeps them: ``method``,
+    ``path``, ``query``, ``body`` (``{json: ...}``, ``{text: ...}`` or null) and
+    ``response`` (``status``, ``content_type``, ``json``/``text``). A call with no entry
+    fails the run naming it; nothing leaves the process."""
+
+    def http_entries(self) -> tuple[HttpEntry, ...]:
+        """``http`` read as the exchanges a scripted lock answers other traffic from."""
+        return _http_entries(self.http)
+
+
+def _http_entries(entries: list[Any]) -> tuple[HttpEntry, ...]:
+    data = {
+        "kind": WIRE_KIND,
+        "version": WIRE_FORMAT_VERSION,
+        "pinned": False,
+        "requests": [],
+        "http": entries,
+    }
+    return wire_recording_from_data(data, path="config.http").http
+
+
+def _check_http(entries: list[Any]) -> list[Any]:
+    """``config.http`` as a wire recording's ``http:`` list (a bad entry names its key)."""
+    try:
+        _http_entries(entries)
+    except WireRecordingError as error:
+        raise ValueError(str(error).removeprefix("config.http: ").removeprefix("http")) from None
+    return entries
 
 
 def _importable(module: str) -> bool:
@@ -139,8 +180,12 @@ class WireDriver:
         replies = job.model.replies
         assert replies is not None
         served: list[tuple[Mapping[str, Any], int]] = []
+        http = ("the fixture's config.http list", config.http_entries())
+        fixture_lock = WireLock(
+            None, mode="record", pin=False, script=replies, redact=None, redact_env=(), http=http
+        )
         try:
-            with lock(None, mode="record", script=replies) as run:
+            with fixture_lock as run:
                 _track(served)
                 turns = await _turns(job, config, entry, run, served, replies)
         except ScriptAmbiguityError as error:  # the script is the fixture's model: list

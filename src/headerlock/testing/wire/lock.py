@@ -31,6 +31,7 @@ from headerlock.errors import (
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
 from headerlock.formats.secrets import env_secrets, secret_values
+from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
     WireRecording,
     load_wire_recording,
@@ -69,7 +70,10 @@ class WireLock:
         ignore: Sequence[str] | IgnoreRules = (),
         pending: bool = False,
         stand_in: bool = False,
+        http: tuple[str, Sequence[HttpEntry]] | None = None,
     ) -> None:
+        """``http``: where a scripted record answers other traffic from (its name for
+        messages, and the exchanges), instead of the previous recording at ``path``."""
         if mode not in MODES:
             raise ConfigError(
                 f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}", key="mode"
@@ -97,6 +101,7 @@ class WireLock:
         self._stand_in = stand_in
         """Replay: a request that matches nothing gets the closest recorded answer, as with
         ``pending``, but no pending file is written (``headerlock flakes``)."""
+        self._http = http
         self._opened = False
         self._base = NO_BASE
         self._unpended: str | None = None
@@ -139,6 +144,8 @@ class WireLock:
             pinned, script = recording.pinned, None
             if pinned:
                 self._ignore.refuse_pinned()
+        elif script is not None and self._http is not None:
+            previous = WireRecording(False, (), tuple(self._http[1]))
         elif script is not None and self.path is not None:
             previous = _previous(self.path)  # other traffic is answered from it
         if mode == "record" and self.path is not None:
@@ -154,6 +161,8 @@ class WireLock:
             ignore=self._ignore,
             keep_going=(self._pending or self._stand_in) and mode == "replay",
         )
+        if previous is not None and self._http is not None:
+            session.http_source = self._http[0]
         self._session = session
         self._origins = origins.enter(session)
         self._origins.__enter__()

@@ -110,6 +110,9 @@ class LockSession:
         self.script = script
         self.scrubber = scrubber
         self.allow_hosts = allow_hosts
+        self.http_source: str | None = None
+        """Where a scripted record's other traffic is answered from when not from the
+        previous recording (an ``app: wire`` fixture's ``config.http`` list)."""
         self.is_open = True
         self.sealed = recording is not None or script is not None
         self.outcome = Outcome()
@@ -272,14 +275,7 @@ class LockSession:
                 self.exchanges.append(_Exchange(key, sent, None, answer))
             return answer
         if index is None:
-            path = self.run.path
-            where = "any recording" if path is None else f"the recording {path}"
-            error = NetworkSealedError(
-                f"{sent.method} {self._shown(sent)} is not in {where}"
-                f" (sent to {_origin_of(sent)}); nothing leaves a sealed lock"
-                f" (replay, or a scripted record): record it live, or {seal.HOW_TO_ALLOW}",
-                host=sent.host,
-            )
+            error = NetworkSealedError(self._unanswered(sent, entry), host=sent.host)
             self.refused(error)
             raise error
         response = self.http.entries[index].response
@@ -322,6 +318,29 @@ class LockSession:
             answer = _answer_of(response)
             self.exchanges.append(_Exchange(key, sent, None, answer))
             return answer
+
+    def _unanswered(self, sent: SentRequest, entry: HttpEntry) -> str:
+        """Why a scripted record refuses other traffic it has no answer for."""
+        shown = f"{sent.method} {self._shown(sent)}"
+        source = self.http_source
+        if source is None:
+            path = self.run.path
+            where = "any recording" if path is None else f"the recording {path}"
+            return (
+                f"{shown} is not in {where} (sent to {_origin_of(sent)}); nothing leaves a"
+                f" sealed lock (replay, or a scripted record): record it live, or"
+                f" {seal.HOW_TO_ALLOW}"
+            )
+        with self._guard:
+            closest = self._closest_http(entry)
+        if closest is not None:
+            change = http_difference(0, self.http.entries[closest], entry).detail
+            return f"{shown} differs from its entry in {source}: {change}"
+        request = json.dumps(entry.request_data(), ensure_ascii=False, sort_keys=True)
+        return (
+            f"{shown} is not in {source} (sent to {_origin_of(sent)}); nothing leaves a"
+            f" fixture's run: add it there with its response: {request}"
+        )
 
     def _closest_http(self, entry: HttpEntry) -> int | None:
         """The unserved recorded exchange with ``entry``'s method and path (the same query

@@ -48,3 +48,18 @@ def test_the_fixture_example_records_and_replays(tmp_path: Path) -> None:
             timeout=300,
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_fixture_http_example_answers_the_agents_embeddings_call(tmp_path: Path) -> None:
+    (tmp_path / "my_rag.py").write_text(EXAMPLES["fixture-http-agent"] + "\n")
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "rag.yaml").write_text(EXAMPLES["fixture-http"] + "\n")
+    for command in ("record", "replay"):
+        result = subprocess.run(
+            [sys.executable, "-m", "headerlock", command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -195,6 +195,25 @@ def test_recorder_fixture_and_pin_marker(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_a_recorder_test_marked_xfail_still_fails_when_its_recording_is_missing_or_differs(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(INI_HEAD + "testpaths = tests\n")
+    (pytester.path / "tests").mkdir()
+    test_file = pytester.path / "tests" / "test_agent.py"
+    marked = RECORDER_TEST.replace(
+        "def test_plain_agent(", "@pytest.mark.xfail\ndef test_plain_agent("
+    )
+    test_file.write_text(marked)
+    missing = pytester.runpytest("tests/test_agent.py::test_plain_agent")
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines(["*no recording at recordings/tests/test_agent/test_plain_agent*"])
+    test_file.write_text(RECORDER_TEST)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    test_file.write_text(marked.replace('{"model": "demo"', '{"model": "demo-2"'))
+    pytester.runpytest("tests/test_agent.py::test_plain_agent").assert_outcomes(failed=1)
+
+
 def test_live_recording_against_a_loopback_endpoint(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, model_server: ModelServer
 ) -> None:

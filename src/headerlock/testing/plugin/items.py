@@ -177,11 +177,16 @@ class Recorder:
             if pending_enabled(config):
                 pending.clear(path)
             return
+        from headerlock.testing.plugin.wire_fixture import verdict  # a failure, xfail or not
+
         command = record_test_command(node)
         if not path.exists():
-            raise MissingRecordingError(
-                f"no recording at {path.as_posix()}; record it with: {command}",
-                scenario=self.name,
+            raise verdict(
+                node,
+                MissingRecordingError(
+                    f"no recording at {path.as_posix()}; record it with: {command}",
+                    scenario=self.name,
+                ),
             )
         try:
             assert_recordings_match(
@@ -194,7 +199,7 @@ class Recorder:
             raise ReplayMismatch(f"{node.nodeid}: recording differs; {command}", scenario=self.name)
         except ReplayMismatch as error:
             if not pending_enabled(config):
-                raise
+                raise verdict(node, error) from None
             found = pending.pend(path, actual, error)
             updates_of(config).ledger.pending.add(str(pending_path(path).resolve()))
-            raise found from None
+            raise verdict(node, found) from None

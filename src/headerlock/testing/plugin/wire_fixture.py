@@ -172,11 +172,9 @@ class Verdict:
     """The phase whose report it decides (``setup``: the lock could not open)."""
 
 
-def _rule(
-    item: pytest.Item, error: BaseException, *, plain: bool = False, when: str = "call"
-) -> BaseException:
+def _rule(item: pytest.Item, error: BaseException, *, plain: bool = False) -> BaseException:
     """Note ``error`` as ``item``'s verdict (``CallPhase`` makes the report say failed)."""
-    item.stash[_VERDICT] = Verdict(error, plain, when)
+    item.stash[_VERDICT] = Verdict(error, plain)
     return error
 
 
@@ -403,8 +401,7 @@ class CallPhase:
 
 
 def verdict(item: pytest.Item, error: BaseException) -> BaseException:
-    """``error`` as the verdict of ``item``'s call: its report says failed whatever xfail
-    marker the test carries (``headerlock_recorder``'s missing recording, mismatch)."""
+    """``error`` as ``item``'s verdict: its call fails whatever xfail marker it carries."""
     _install(item.config)
     return _rule(item, error)
 
@@ -495,10 +492,9 @@ def open_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
         probe = probe_dir(item.config)
         if probe is not None:  # headerlock flakes says why the test could not run
             dump(probe, item.nodeid, [], error=opened)
-        # the user's to fix, and the message says how; an error whatever xfail marker the
-        # test carries (a missing recording checks nothing)
-        _rule(item, pytest.fail.Exception(opened, pytrace=False), plain=True, when="setup")
-        pytest.fail(opened, pytrace=False)
+        failed = pytest.fail.Exception(opened, pytrace=False)  # the message says what to do
+        item.stash[_VERDICT] = Verdict(failed, True, "setup")  # an error, xfail or not
+        raise failed
     item.stash[_OPEN] = opened
     try:
         yield opened.run

@@ -163,13 +163,12 @@ def _more_options(
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A test's failed check (a mismatch, a class guard): its report says failed;
-    ``plain`` shows only the message (no traceback)."""
+    """A test's failed check (a mismatch, a class guard, a lock that could not open): its
+    report of phase ``when`` says failed; ``plain`` shows only the message (no traceback)."""
 
     error: BaseException
     plain: bool = False
     when: str = "call"
-    """The phase whose report it decides (``setup``: the lock could not open)."""
 
 
 def _rule(item: pytest.Item, error: BaseException, *, plain: bool = False) -> BaseException:

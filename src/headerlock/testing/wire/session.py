@@ -178,9 +178,8 @@ class LockSession:
         return answer
 
     def _ambiguous(self, sent: SentRequest, error: DuplicateKeyError) -> WireAnswer:
-        """A model request whose body holds a key twice: never forwarded, recorded or
-        compared (which of the two a provider reads is its own choice); an HTTP 400 now
-        (no SDK retries it), and the lock fails at exit, recording or replaying."""
+        """A model request whose body holds a key twice (which one a provider reads is its
+        choice): never forwarded or compared; a 400 now, and the lock fails at exit."""
         assert sent.api is not None
         where = str(self.run.path or "wire lock")
         message = (
@@ -343,14 +342,9 @@ class LockSession:
         )
 
     def _closest_http(self, entry: HttpEntry) -> int | None:
-        """The unserved recorded exchange with ``entry``'s method and path (the same query
-        first)."""
-        same = [
-            i
-            for i in self.http.unserved()
-            if self.http.entries[i].method == entry.method
-            and self.http.entries[i].path == entry.path
-        ]
+        """The unserved recorded exchange with ``entry``'s method and path (same query first)."""
+        entries, key = self.http.entries, (entry.method, entry.path)
+        same = [i for i in self.http.unserved() if (entries[i].method, entries[i].path) == key]
         for index in same:
             if self.http.entries[index].query == entry.query:
                 return index

@@ -260,8 +260,7 @@ class OpenLock:
         extra = mismatch.differences[len(found) :]  # refusals, exchanges never sent
         head = f"wire replay of {path} does not match the recording:"
         lines = report(found, path=path).splitlines() if found else [head, RECORD_HINT]
-        hint = lines.pop()
-        lines += [f"  {line}" for line in extra]
+        hint, lines = lines[-1], lines[:-1] + [f"  {line}" for line in extra]
         if hint == RECORD_HINT:  # say how to re-record this very test
             hint = f"If the change is intended, re-record: {record_test_command(self.item)}"
         elif hint == ORDER_HINT:  # name this very test
@@ -491,9 +490,8 @@ def open_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
         probe = probe_dir(item.config)
         if probe is not None:  # headerlock flakes says why the test could not run
             dump(probe, item.nodeid, [], error=opened)
-        failed = pytest.fail.Exception(opened, pytrace=False)  # the message says what to do
-        item.stash[_VERDICT] = Verdict(failed, True, "setup")  # an error, xfail or not
-        raise failed
+        item.stash[_VERDICT] = Verdict(pytest.fail.Exception(opened), True, "setup")  # xfail too
+        pytest.fail(opened, pytrace=False)  # the user's to fix, and the message says how
     item.stash[_OPEN] = opened
     try:
         yield opened.run

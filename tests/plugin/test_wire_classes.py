@@ -212,8 +212,9 @@ def test_a_changed_system_prompt_in_an_unpinned_test_fails_the_class_guard(
 ) -> None:
     recorded(project, model_server)
     monkeypatch.setenv("EXECUTE_SYSTEM", "You execute one step.\nUse the tools freely.")
-    result = run(project)
-    result.assert_outcomes(passed=2, failed=1)  # its own replay matched: the guard failed it
+    # its replay fails on its header lock; re-recording it alone fails the class guard
+    result = run(project, "--snapshot-update", "tests/test_pinned.py::test_execute")
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "tests/test_pinned.py::test_execute: request 1 of 1 does not carry a pinned header"
@@ -274,7 +275,8 @@ def test_a_changed_tool_schema_in_an_unpinned_test_fails_the_class_guard(
 ) -> None:
     recorded(project, model_server)
     monkeypatch.setenv(variable, value)
-    result = run(project, "tests/test_pinned.py::test_execute")  # the pin's file still checks it
+    # re-recorded alone, the test is checked against its pin's file
+    result = run(project, "--snapshot-update", "tests/test_pinned.py::test_execute")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -324,8 +326,13 @@ def test_a_test_joins_another_module_s_class_with_header_class(
     monkeypatch.setenv("PLAN_SYSTEM", "You plan.")  # test_plan only: its own class's pin
     source = project.path / "tests" / "test_unpinned.py"
     source.write_text(UNPINNED.replace('ask(PLANNER, "three")', 'ask("You plan.", "three")'))
-    result = run(project)
-    result.assert_outcomes(passed=4, failed=2)
+    result = run(
+        project,
+        "--snapshot-update",
+        "tests/test_pinned.py::test_plan",
+        "tests/test_unpinned.py::test_joins_the_pinned_class",
+    )
+    result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [
             "tests/test_unpinned.py::test_joins_the_pinned_class: request 1 of 1 does not carry"
@@ -356,22 +363,20 @@ def test_two_pins_in_a_class_are_a_usage_error_naming_both(project: pytest.Pytes
 # -- unchecked classes -----------------------------------------------------------------
 
 
-def test_a_class_without_a_pin_is_named_in_the_summary_as_unchecked(
-    project: pytest.Pytester, model_server: ModelServer
+def test_a_class_without_a_pin_is_checked_by_its_header_lock_not_named_unchecked(
+    project: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (project.path / "tests" / "test_unpinned.py").write_text(UNPINNED)
     recorded(project, model_server)
     result = run(project)
     result.assert_outcomes(passed=6)
-    result.stdout.fnmatch_lines(
-        [
-            "headerlock: unchecked: header class 'tests/test_unpinned.py' has no pinned test, so"
-            " nothing checks the system prompt and tools its tests send; mark exactly one of"
-            " them @pytest.mark.headerlock_pin (then record it with pytest --snapshot-update):"
-            " tests/test_unpinned.py::test_one, tests/test_unpinned.py::test_two"
-        ]
-    )
-    assert result.stdout.str().count("headerlock: unchecked") == 1  # the pinned class is checked
+    assert "headerlock: unchecked" not in result.stdout.str()
+    monkeypatch.setenv("AGENT_DESCRIPTION", "Search every note.")  # no test of it sends tools
+    source = project.path / "tests" / "agent.py"
+    source.write_text(AGENT.replace("You plan. Answer", "You plan. Reply"))
+    result = run(project, "tests/test_unpinned.py")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*header of request 1 (openai.chat) differs from the locked one*"])
 
 
 def test_headerlock_require_pin_fails_every_test_of_an_unchecked_class(
@@ -403,9 +408,16 @@ def test_guards_and_the_summary_work_alike_under_xdist(
     result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "tests/test_pinned.py::test_execute: request 1 of 1 does not carry a pinned header*",
-            "headerlock: unchecked: header class 'tests/test_unpinned.py' has no pinned test*",
+            "*header of request 1 (openai.chat) differs from the locked one (system;*",
+            "headerlock: header changed: recordings/tests/test_pinned/headers.lock.yaml:"
+            " * (system): 1 test (tests/test_pinned.py::test_execute)*",
         ]
+    )
+    assert "headerlock: unchecked" not in result.stdout.str()
+    result = run(project, "-n", "2", "--snapshot-update", "tests/test_pinned.py::test_execute")
+    result.assert_outcomes(failed=1)  # re-recorded alone: the class guard still fails it
+    result.stdout.fnmatch_lines(
+        ["tests/test_pinned.py::test_execute: request 1 of 1 does not carry a pinned header*"]
     )
 
 

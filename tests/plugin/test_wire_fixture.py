@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
 import pytest
 
+from headerlock.formats.header_lock import load_lock
 from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.testing.plugin.names import decode_part
 from tests.model_server import ModelServer
@@ -170,12 +172,19 @@ PINNED = ("tests", "test_agent", "test_pinned.yaml")
 SUB_FILE = ("tests", "sub", "test_agent", "test_agent.yaml")
 
 
+def _model(path: Path) -> Any:
+    """The model of a recording's first request: in the header lock beside it."""
+    entry = load_wire_recording(path).requests[0]
+    assert entry.header is not None
+    return load_lock(path.parent / "headers.lock.yaml").headers[entry.header]["config"]["model"]
+
+
 def test_record_then_replay_green_with_one_file_per_test(project: pytest.Pytester) -> None:
     run(project, "--snapshot-update").assert_outcomes(passed=3)
     main, sub = recording(project, *MAIN), recording(project, *SUB_FILE)
     # two tests named test_agent in two files: two recordings
-    assert load_wire_recording(main).requests[0].config["model"] == "gpt-test"
-    assert load_wire_recording(sub).requests[0].config["model"] == "gpt-sub"
+    assert _model(main) == "gpt-test"
+    assert _model(sub) == "gpt-sub"
     assert len(load_wire_recording(main).requests) == 2
     assert (
         not load_wire_recording(main).pinned
@@ -239,7 +248,11 @@ def test_a_failing_test_under_snapshot_update_keeps_the_old_bytes(
     assert pinned.read_bytes() != old[1]  # the passing pinned test was re-recorded
     monkeypatch.delenv("AGENT_FAIL")
     monkeypatch.delenv("AGENT_PROMPT")
-    run(project).assert_outcomes(passed=3)  # the kept recording still replays
+    monkeypatch.delenv("AGENT_ORDER")  # the kept recording's header: its tools' order
+    result = run(project, "tests/test_agent.py::test_agent")  # its own replay still matches;
+    assert "does not match the recording" not in result.stdout.str()  # the pin, re-recorded
+    result.stdout.fnmatch_lines(["*the same tools in another order than the pin's*"])
+    monkeypatch.setenv("AGENT_ORDER", "ba")
     monkeypatch.setenv("AGENT_PROMPT", "changed")
     run(project, "--snapshot-update").assert_outcomes(passed=3)
     assert main.read_bytes() != old[0]  # a passing run does replace it
@@ -262,7 +275,8 @@ def test_replay_without_a_recording_names_the_path_and_the_command(
 def test_parametrized_ids_are_file_safe_and_distinct(project: pytest.Pytester) -> None:
     (project.path / "tests" / "test_params.py").write_text(PARAMS)
     run(project, "--snapshot-update", "tests/test_params.py").assert_outcomes(passed=5)
-    files = sorted(p.name for p in recording(project, "tests", "test_params").iterdir())
+    folder = recording(project, "tests", "test_params")
+    files = sorted(p.name for p in folder.iterdir() if p.name != "headers.lock.yaml")
     assert len(files) == 5
     assert all(re.fullmatch(r"[a-z0-9_.%+~-]+\.yaml", name) for name in files), files
     names = sorted(decode_part(name.removesuffix(".yaml")) or "" for name in files)
@@ -351,7 +365,7 @@ def test_a_bad_marker_is_a_clear_error(project: pytest.Pytester) -> None:
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["ConfigError: tests/sub/test_agent.py::test_agent: @pytest.mark.headerlock_wire:"
-         " unknown keyword 'scripts'; expected one of allow_hosts, header_class, ignore,"
+         " unknown keyword 'scripts'; expected one of allow_hosts, header_class, http_headers, ignore,"
          " record_errors, redact, redact_env, script"]
     )  # fmt: skip
 

@@ -32,6 +32,14 @@ def test_the_pytest_example_records_then_replays(pytester: pytest.Pytester) -> N
     assert list((pytester.path / "recordings").rglob("*.yaml"))
     replayed = pytester.runpytest_subprocess("-p", "no:randomly")
     replayed.assert_outcomes(passed=1)
+    locks = list((pytester.path / "recordings").rglob("headers.lock.yaml"))
+    assert len(locks) == 1 and "You are terse." in locks[0].read_text()
+    edited = EXAMPLES["pytest"].replace('"You are terse."', '"You are terse. Answer in English."')
+    (pytester.path / "test_agent.py").write_text(edited)
+    changed = pytester.runpytest_subprocess("-p", "no:randomly")
+    changed.assert_outcomes(failed=1)
+    shown = EXAMPLES["header-change"].replace("tests/test_agent", "test_agent")
+    changed.stdout.fnmatch_lines([f"*{line.strip()}*" for line in shown.splitlines()])
 
 
 def test_the_fixture_example_records_and_replays(tmp_path: Path) -> None:

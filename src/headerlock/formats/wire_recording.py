@@ -42,6 +42,7 @@ WIRE_MAX_DEPTH: Final = 400
 _ENTRY_KEYS: Final = (
     "api",
     "config",
+    "header",
     "messages",
     "path",
     "prefix",
@@ -52,6 +53,7 @@ _ENTRY_KEYS: Final = (
     "tools",
 )
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
+_HEADER_ID: Final = re.compile(r"[0-9a-f]{12}")
 _API_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
 """The form of a model api name, ``provider.endpoint``; which names exist is the
 wire registry's to say (``testing/wire/apis``), passed in as ``apis``."""
@@ -84,18 +86,23 @@ class WireEntry:
     messages: Any
     prefix: WirePrefix | None = None
     response: WireResponse | None = None
+    header: str | None = None
+    """The id of the request's header in the directory's header lock (unpinned entries
+    written since header locks): the header's config keys and tool names live there."""
 
     def request_data(self) -> dict[str, Any]:
-        """Plain data of the request side (what replay compares)."""
+        """Plain data of the request side (what replay matches by; the header id is
+        compared apart, once the request found its recorded exchange)."""
         data: dict[str, Any] = {
             "api": self.api,
             "path": self.path,
             "config": self.config,
             "system": self.system,
             "tools": self.tools,
-            "tool_names": list(self.tool_names),
             "messages": self.messages,
         }
+        if self.header is None:
+            data["tool_names"] = list(self.tool_names)
         if self.prefix_sha256 is not None:
             data["prefix_sha256"] = self.prefix_sha256
         if self.prefix is not None:
@@ -105,6 +112,8 @@ class WireEntry:
     def to_data(self) -> dict[str, Any]:
         """Plain data for the recording."""
         data = self.request_data()
+        if self.header is not None:
+            data["header"] = self.header
         if self.response is not None:
             data["response"] = self.response.to_data()
         return data
@@ -210,8 +219,16 @@ class _Reader:
 
     def entry(self, value: Any, key: str, pinned: bool) -> WireEntry:
         data = self.mapping(value, key, _ENTRY_KEYS)
-        for name in ("api", "path", "config", "system", "tools", "tool_names"):
+        header = data.get("header")
+        for name in ("api", "path", "config", "system", "tools"):
             self.need(data, name, key)
+        if header is None:
+            self.need(data, "tool_names", key)
+        elif pinned or not isinstance(header, str) or not _HEADER_ID.fullmatch(header):
+            why = (
+                "a pinned recording keeps its header inline" if pinned else "must be 12 hex digits"
+            )
+            self.fail(f"{key}.header", why)
         self.need(data, "messages", key)
         api = self.str_(data["api"], f"{key}.api")
         if self.apis is not None and api not in self.apis:
@@ -224,7 +241,7 @@ class _Reader:
         config = data["config"]
         if not isinstance(config, Mapping):
             self.fail(f"{key}.config", "must be a mapping")
-        names = data["tool_names"]
+        names = data.get("tool_names", [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             self.fail(f"{key}.tool_names", "must be a list of strings")
         if list(sorted_names(names)) != names:
@@ -255,6 +272,7 @@ class _Reader:
             messages=data["messages"],
             prefix=prefix,
             response=self.response(self.need(data, "response", key), f"{key}.response"),
+            header=header,
         )
 
     def prefix(self, data: Mapping[str, Any], key: str, pinned: bool) -> WirePrefix | None:

@@ -60,6 +60,9 @@ class Ledger:
     """Those of them that matched some request."""
     ignore_notes: set[str] = field(default_factory=set)
     """What the ignore rules the tests ran with turn off (``ignore.header_notice``)."""
+    header_changes: dict[str, set[str]] = field(default_factory=dict)
+    """A header change (the lock, the ids and segments, one line) -> the node ids of the
+    tests whose replay it failed."""
 
     def claim(self, path: str, nodeid: str) -> None:
         """Note that ``nodeid`` used the recording at ``path``."""
@@ -82,6 +85,7 @@ class Ledger:
             "ignore_seen": sorted(self.ignore_seen),
             "ignore_matched": sorted(self.ignore_matched),
             "ignore_notes": sorted(self.ignore_notes),
+            "header_changes": {k: sorted(v) for k, v in self.header_changes.items()},
         }
 
     @classmethod
@@ -105,6 +109,7 @@ class Ledger:
             ignore_seen=set(data.get("ignore_seen", ())),
             ignore_matched=set(data.get("ignore_matched", ())),
             ignore_notes=set(data.get("ignore_notes", ())),
+            header_changes={k: set(v) for k, v in data.get("header_changes", {}).items()},
         )
 
     def merge(self, other: Ledger) -> None:
@@ -129,3 +134,5 @@ class Ledger:
         self.ignore_seen |= other.ignore_seen
         self.ignore_matched |= other.ignore_matched
         self.ignore_notes |= other.ignore_notes
+        for change, ids in other.header_changes.items():
+            self.header_changes.setdefault(change, set()).update(ids)

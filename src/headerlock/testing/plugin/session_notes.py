@@ -36,7 +36,22 @@ def note_session(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
     ledger = updates_of(item.config).ledger
     if run.pending is not None:
         ledger.pending.add(str(run.pending.resolve()))
+    if run.pending_lock is not None:
+        ledger.pending.add(str(run.pending_lock.resolve()))
     rules = lock.ignore
     ledger.ignore_seen.update(p.text for p in rules.shared)
     ledger.ignore_matched.update(p.text for p in rules.shared if p.text in rules.matched)
     ledger.ignore_notes.update(n for n in map(header_notice, rules.paths) if n is not None)
+
+
+def note_header_changes(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
+    """Put the header changes that failed the test in the session's books: the summary
+    names each once, with every test it failed."""
+    where = lock.header_lock
+    shown = "the header lock" if where is None else where.as_posix()
+    for difference in run.differences:
+        change = difference.header
+        if change is None:
+            continue
+        line = f"{shown}: {change.old or 'none'} -> {change.new} ({', '.join(change.segments)})"
+        updates_of(item.config).ledger.header_changes.setdefault(line, set()).add(item.nodeid)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from headerlock.formats.header_lock import exclusive, is_lock_file, lock_path, merge_lock
 from headerlock.testing.plugin.ledger import Ledger, Space
 
 
@@ -52,7 +53,11 @@ def _yaml_files(directory: Path) -> list[Path]:
         entries = sorted(directory.iterdir())
     except OSError:
         return []
-    return [p for p in entries if p.suffix == ".yaml" and p.name[:1] != "." and p.is_file()]
+    return [
+        p
+        for p in entries
+        if p.suffix == ".yaml" and p.name[:1] != "." and not is_lock_file(p) and p.is_file()
+    ]
 
 
 def looks_like_recording(path: Path) -> bool:
@@ -171,6 +176,11 @@ def remove(paths: Iterable[Path], *, root: Path) -> tuple[list[Path], list[str]]
             errors.append(f"{path.as_posix()}: {error.strerror or error}")
             continue
         removed.append(path)
+    for directory in sorted({p.parent for p in removed}):
+        lock = lock_path(directory)
+        if lock.is_file():
+            with exclusive(lock):
+                merge_lock(lock, {})  # the headers only removed recordings referred to go
     top = root.resolve()
     for directory in sorted({p.parent.resolve() for p in removed}, reverse=True):
         if directory != top and top in directory.parents:

@@ -25,6 +25,7 @@ import pytest
 
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
+from headerlock.formats.header_lock import unreserved
 from headerlock.formats.write_lock import write_unless_changed
 from headerlock.testing.plugin.display import summary_line
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
@@ -53,6 +54,8 @@ class Staged:
     path: Path
     text: str
     write: Callable[[], None]
+    booked: bool = True
+    """Counted as a recording written (a header lock's merge is not)."""
 
 
 def updates_of(config: pytest.Config) -> Updates:
@@ -90,6 +93,12 @@ def stage(
     item.stash.setdefault(_STAGED, []).append(Staged(path, text, action))
 
 
+def stage_after(item: pytest.Item, path: Path, action: Callable[[], None]) -> None:
+    """Run ``action`` (it writes ``path``, not a recording: a header lock) once ``item``
+    has passed, after its recordings are written."""
+    item.stash.setdefault(_STAGED, []).append(Staged(path, "", action, booked=False))
+
+
 def recording_name_of(item: pytest.Item) -> str:
     """The ``headerlock_name`` marker's name, else the test's name in its file
     (``Class.test[param]``)."""
@@ -102,11 +111,13 @@ def recording_name_of(item: pytest.Item) -> str:
                 f" {', '.join(map(repr, args)) or 'nothing'}",
                 key="headerlock_name",
             )
-        return args[0]
-    chain = item.listchain()
-    modules = [i for i, node in enumerate(chain) if isinstance(node, pytest.Module)]
-    start = modules[-1] + 1 if modules else len(chain) - 1
-    return name_in_file([node.name for node in chain[start:]])
+        name = args[0]
+    else:
+        chain = item.listchain()
+        modules = [i for i, node in enumerate(chain) if isinstance(node, pytest.Module)]
+        start = modules[-1] + 1 if modules else len(chain) - 1
+        name = name_in_file([node.name for node in chain[start:]])
+    return unreserved(name, item.nodeid)
 
 
 def _key(path: Path) -> str:
@@ -290,6 +301,9 @@ class Updates:
         for entry in staged:
             existed = entry.path.is_file()
             try:
+                if not entry.booked:  # a header lock merge: it locks and merges by itself
+                    entry.write()
+                    continue
                 write_unless_changed(
                     entry.path,
                     entry.write,
@@ -399,6 +413,12 @@ class Updates:
                 " accept or reject with: headerlock review"
             )
         lines += sorted(ledger.ignore_notes)
+        for change, nodeids in sorted(ledger.header_changes.items()):
+            tests = sorted(nodeids)
+            lines.append(
+                f"header changed: {change}: {_count(len(tests), 'test')} ({capped(tests)});"
+                f" accept it: headerlock review (or pytest --snapshot-update {' '.join(tests)})"
+            )
         unmatched = sorted(ledger.ignore_seen - ledger.ignore_matched)
         if unmatched:
             lines.append(

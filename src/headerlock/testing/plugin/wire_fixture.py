@@ -45,15 +45,15 @@ from headerlock.errors import (
     RecordingRunError,
     WireMismatch,
 )
+from headerlock.formats.header_lock import LOCK_NAME
 from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_ignore import parse_ignores
-from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.display import summary_line
 from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
 from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
-from headerlock.testing.plugin.updates import claim_recording, note_matched, stage, updates_of
+from headerlock.testing.plugin.updates import claim_recording, note_matched, updates_of
 from headerlock.testing.plugin.wire_classes import (
     FIXTURE,
     MARKER,
@@ -65,14 +65,16 @@ from headerlock.testing.plugin.wire_classes import (
     unchecked_message,
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
+from headerlock.testing.plugin.wire_headers import header_notes, http_of, predates, stage_recording
 from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
-from headerlock.testing.wire.lock import WireLock, pending_line
+from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRun
 
 PLUGIN_NAME: Final = "headerlock-wire-calls"
 _MARKER_KEYS: Final = (
     "allow_hosts",
     "header_class",
+    "http_headers",
     "ignore",
     "record_errors",
     "redact",
@@ -241,7 +243,7 @@ class OpenLock:
             raise _rule(self.item, verdict)  # outside the except: its context is the agent's
         recording = self.run.recording
         if self.update and recording is not None and error is None:
-            stage(self.item, self.path, recording.to_text(), _writer(recording, self.path))
+            stage_recording(self.item, self.path, self.lock)
         elif not self.update and error is None:
             note_matched(self.item, self.path)
 
@@ -268,8 +270,7 @@ class OpenLock:
                 "re-record the test.", f"re-record it: {record_test_command(self.item)}"
             )
         lines.append(hint)
-        if self.run.pending is not None:
-            lines.append(pending_line(self.run.pending))
+        lines += header_notes(self.item, self.run, self.lock)
         differences = mismatch.differences or [d.line() for d in self.run.differences]
         error = WireMismatch("\n".join(lines), path=mismatch.path, differences=differences)
         error.__context__ = mismatch.__context__  # the agent's error, if any
@@ -341,13 +342,6 @@ class _NotRun(BaseException):
     """Handed to a lock whose test function never ran: end it without a verdict."""
 
 
-def _writer(recording: WireRecording, path: Path) -> Callable[[], None]:
-    def write() -> None:
-        save_wire_recording(recording, path)  # atomic: a reader sees old or new bytes
-
-    return write
-
-
 class CallPhase:
     """Plugin object: closes a test's wire lock when its function returns or raises, runs
     its class guard, and makes the report of a failed check say failed."""
@@ -416,7 +410,6 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     header_class = classes_of(item.config).class_of(item)
     if len(header_class.pins) > 1:
         raise ConfigError(pins_message(header_class), key="headerlock_pin")
-    classes_of(item.config).note_ran(header_class)
     redact_env = (*options.redact_env, *secret_env().values())
     allow_hosts = (*item.config.getini("headerlock_allow_hosts"), *options.allow_hosts)
     opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
@@ -440,6 +433,8 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
                 allow_hosts=allow_hosts,
                 record_errors=options.record_errors,
                 ignore=ignore_rules(item, options.ignore),
+                header_lock=None if pinned else path.parent / LOCK_NAME,
+                http_headers=http_of(item),
             )
         except ConfigError as error:
             raise ConfigError(f"{item.nodeid}: @pytest.mark.{MARKER}: {error}") from None
@@ -460,9 +455,13 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             allow_hosts=allow_hosts,
             ignore=ignore_rules(item, options.ignore),
             pending=pending_enabled(item.config),
+            header_lock=None if header_class.pin else path.parent / LOCK_NAME,  # else its guard
+            http_headers=http_of(item),
         )
         return opened(item, lock, path, update=False)
     except ConfigError as error:
+        if error.key == "header":
+            raise predates(error, record_test_command(item)) from None
         if error.key != "pin":
             raise
         raise ConfigError(

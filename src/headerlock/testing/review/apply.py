@@ -27,6 +27,13 @@ from headerlock.errors import (
     StalePendingError,
 )
 from headerlock.formats.explain import explain
+from headerlock.formats.header_lock import (
+    HeaderLock,
+    is_lock_data,
+    load_lock_or_empty,
+    parse_lock,
+    save_lock,
+)
 from headerlock.formats.pending import Pending, read_pending
 from headerlock.formats.recording import Recording, parse_recording, write_recording_text
 from headerlock.formats.strict_yaml import loads
@@ -50,22 +57,26 @@ class Change:
     """A pending file read and validated: the new recording it holds."""
 
     pending: Pending
-    new: WireRecording | Recording
+    new: WireRecording | Recording | HeaderLock
 
     @property
     def kind(self) -> str:
-        """``wire`` or ``scenario``."""
+        """``wire``, ``header lock`` or ``scenario``."""
+        if isinstance(self.new, HeaderLock):
+            return "header lock"
         return "wire" if isinstance(self.new, WireRecording) else "scenario"
 
     def line(self) -> str:
         """One line for ``--list``: the pending file, what it changes, and how."""
         recording = self.pending.recording.as_posix()
         what = "new recording" if not self.pending.recording.exists() else "changes"
-        size, noun = (
-            (len(self.new.requests), "request")
-            if isinstance(self.new, WireRecording)
-            else (len(self.new.events), "event")
-        )
+        new = self.new
+        if isinstance(new, HeaderLock):
+            size, noun = len(new.headers), "header"
+        elif isinstance(new, WireRecording):
+            size, noun = len(new.requests), "request"
+        else:
+            size, noun = len(new.events), "event"
         count = f"{size} {noun}" if size == 1 else f"{size} {noun}s"
         notes = [f"{self.kind}, {count}"]
         if self.pending.stale:
@@ -82,8 +93,11 @@ def read_change(path: Path) -> Change:
     text = "\n" * pending.header_lines + pending.text  # line numbers: the file's own
     try:
         data = loads(text, path=where)
-        if is_wire_data(data):
-            new: WireRecording | Recording = parse_wire_recording(text, path=where, apis=NAMES)
+        new: WireRecording | Recording | HeaderLock
+        if is_lock_data(data):
+            new = parse_lock(text, path=where)
+        elif is_wire_data(data):
+            new = parse_wire_recording(text, path=where, apis=NAMES)
         else:
             new = parse_recording(text, path=where)
     except InputFileError:
@@ -109,7 +123,9 @@ def diff(change: Change) -> str:
         lines.append(f"new recording {names[0]}:")
         lines += [f"+{line}" for line in new.to_text().splitlines()]
         return "\n".join(lines)
-    if isinstance(new, WireRecording):
+    if isinstance(new, HeaderLock):
+        lines.append(_lock_diff(load_lock_or_empty(pending.recording), new))
+    elif isinstance(new, WireRecording):
         old = load_wire_recording(pending.recording, apis=NAMES)
         lines.append(explain_wire(old, new, names=names))
     else:
@@ -142,7 +158,9 @@ def accept(change: Change, project: Project | None = None) -> Path:
             path=where,
         )
     new = change.new
-    if isinstance(new, WireRecording):
+    if isinstance(new, HeaderLock):
+        write = partial(save_lock, new, pending.recording)
+    elif isinstance(new, WireRecording):
         write = partial(save_wire_recording, new, pending.recording)
     else:
         _guard(new, pending.recording, project, where)
@@ -163,6 +181,26 @@ def _stale(pending: Pending) -> StalePendingError:
         " it); nothing written",
         path=where,
     )
+
+
+def _lock_diff(old: HeaderLock, new: HeaderLock) -> str:
+    """The headers a pending lock adds, each against the locked header of its api most
+    like it (the recordings' pending files refer to them by id)."""
+    from headerlock.testing.wire.header_change import explain_header
+
+    lines = []
+    for key, header in new.headers.items():
+        if key in old.headers:
+            continue
+        same_api = [k for k, h in old.headers.items() if h.get("api") == header.get("api")]
+        if not same_api:
+            lines.append(f"header {key} ({header.get('api')}): new")
+            continue
+        changes = [explain_header(k, old.headers[k], key, header) for k in same_api]
+        change = min(changes, key=lambda c: (len(c.lines), c.old or ""))
+        lines.append(f"header {key} ({header.get('api')}), against {change.old}:")
+        lines += [f"  {line}" for line in change.lines]
+    return "\n".join(lines) or "no new header"
 
 
 def _guard(new: Recording, path: Path, project: Project | None, where: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from headerlock.formats.explain import changes
 from headerlock.formats.tool_sets import compare_tool_names
@@ -23,6 +23,9 @@ from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
 from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire.apis import model_api
+
+if TYPE_CHECKING:
+    from headerlock.testing.wire.header_change import HeaderChange
 
 MAX_CHANGES: Final = 5
 SNIPPET: Final = 24
@@ -53,6 +56,9 @@ class Difference:
     """How many recorded requests no request of the run matched (``unsent_requests``)."""
     label: str | None = None
     """``METHOD path`` of a request that is not a model request (``http_difference``)."""
+    header: HeaderChange | None = None
+    """A header that differs from the locked one (segment ``header``): said once for
+    every request that carries it (``report``)."""
 
     def line(self) -> str:
         """One readable line."""
@@ -85,7 +91,9 @@ def entry_differences(
         if not same(a, b):
             found.append(Difference(number, api, segment, _changes(a, b, segment)))
     if pinned:
-        found += _tool_differences(number, api, recorded.tools, sent.tools)
+        found += tool_differences(number, api, recorded.tools, sent.tools)
+    elif recorded.header is not None and sent.header is not None:
+        pass  # the header lock compares them (``header_change``)
     elif not same(recorded.tools, sent.tools) or recorded.tool_names != sent.tool_names:
         found.append(_names_difference(number, api, recorded, sent))
     if not same(recorded.messages, sent.messages):
@@ -116,7 +124,8 @@ def _by_name(api: str, tools: Any) -> dict[str, Any]:
     return {wire_tool_name(t, strict=False): t for t in model_api(api).tools_of(tools)}
 
 
-def _tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:
+def tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:
+    """How two tool lists of ``api`` differ, per tool (empty when they are the same)."""
     if same(recorded, sent):
         return []
     if not isinstance(recorded, list) or not isinstance(sent, list):
@@ -290,16 +299,54 @@ def order_only(differences: Sequence[Difference]) -> bool:
     """Whether every difference is a tool order (and the prefix bytes it moved, and the
     recorded requests left unsent: the reordered ones matched none, and an agent that
     got a 400 stops short of the rest)."""
-    return any(d.reordered for d in differences) and all(
-        d.reordered or d.segment == "prefix" or d.unsent for d in differences
+    return any(_reordered(d) for d in differences) and all(
+        _reordered(d) or d.segment == "prefix" or d.unsent for d in differences
     )
+
+
+def _reordered(difference: Difference) -> bool:
+    header = difference.header
+    return difference.reordered or (header is not None and header.reordered)
 
 
 def report(differences: Sequence[Difference], *, path: str) -> str:
     """The readable report of a failed replay: every difference, then what to do (hunt the
     flake when only the tool order moved, else how to re-record)."""
-    noun = "difference" if len(differences) == 1 else "differences"
-    lines = [f"wire replay of {path} does not match the recording ({len(differences)} {noun}):"]
-    lines += [f"  {d.line()}" for d in differences]
+    shown = grouped(differences)
+    noun = "difference" if len(shown) == 1 else "differences"
+    lines = [f"wire replay of {path} does not match the recording ({len(shown)} {noun}):"]
+    for item in shown:
+        lines += [f"  {line}" for line in item]
     lines += verdict(differences)
     return "\n".join(lines)
+
+
+def grouped(differences: Sequence[Difference]) -> list[list[str]]:
+    """The lines of each difference; the requests that carry the same header change
+    share one entry (at the place of the first), which names them all."""
+    shown: list[list[str]] = []
+    changes_at: dict[tuple[str | None, str], tuple[int, list[int]]] = {}
+    for difference in differences:
+        header = difference.header
+        if header is None:
+            shown.append([difference.line()])
+            continue
+        if header.key in changes_at:
+            changes_at[header.key][1].append(difference.number)
+            continue
+        changes_at[header.key] = (len(shown), [difference.number])
+        shown.append([])
+    for difference in differences:
+        header = difference.header
+        if header is None or shown[changes_at[header.key][0]]:
+            continue
+        numbers = changes_at[header.key][1]
+        noun = "request" if len(numbers) == 1 else "requests"
+        listed = ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
+        old = header.old or "none"
+        shown[changes_at[header.key][0]] = [
+            f"header of {noun} {listed} ({difference.api}) differs from the locked one"
+            f" ({', '.join(header.segments)}; {old} -> {header.new}):",
+            *(f"  {line}" for line in header.lines),
+        ]
+    return shown

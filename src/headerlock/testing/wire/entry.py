@@ -11,6 +11,7 @@ from headerlock.formats.wire_recording import WireEntry, WirePrefix, sorted_name
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.request_header import LockedHeader
 
 _UNSET: Final[Any] = object()
 
@@ -24,12 +25,17 @@ def build_entry(
     ids: IdTokens,
     response: WireResponse | None = None,
     messages: Any = _UNSET,
+    header: LockedHeader | None = None,
 ) -> WireEntry:
     """The entry of one request; ``ids`` numbers ids across the requests of a lock.
 
     ``messages``: the messages already scrubbed and tokenized with ``ids`` (after the
-    config's ids), when the caller has them (``memo.MessageMemo``)."""
+    config's ids), when the caller has them (``memo.MessageMemo``). ``header``: the
+    request's locked header (unpinned only): the entry keeps its id, not its config
+    keys or tool names."""
     config = scrubber.data(ids.config(split.config))
+    if header is not None:
+        config = {k: v for k, v in config.items() if k not in header.config_keys}
     if messages is _UNSET:
         messages = scrubber.data(ids.messages(split.messages))
     if pinned:
@@ -48,11 +54,12 @@ def build_entry(
         config=config,
         system=system,
         tools=tools,
-        tool_names=sorted_names(split.tool_names),
+        tool_names=() if header is not None else sorted_names(split.tool_names),
         prefix_sha256=split.prefix_sha256 if pinned else None,
         messages=messages,
         prefix=prefix,
         response=None if response is None else scrub_response(response, scrubber),
+        header=None if header is None else header.id,
     )
 
 

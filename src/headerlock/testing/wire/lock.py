@@ -16,7 +16,6 @@ import os
 import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -28,6 +27,12 @@ from headerlock.errors import (
     OutputFileError,
     RecordingRunError,
     WireMismatch,
+)
+from headerlock.formats.header_lock import (
+    LOCK_NAME,
+    exclusive,
+    merge_lock,
+    write_pending_lock,
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
 from headerlock.formats.secrets import env_secrets, secret_values
@@ -45,7 +50,9 @@ from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import NAMES, detect_api
 from headerlock.testing.wire.clients.install import intercept, seen_clients
 from headerlock.testing.wire.compare import order_flake, report, unsent_requests
+from headerlock.testing.wire.header_book import HeaderBook, locked as locked_headers
 from headerlock.testing.wire.ignore import IgnoreRules, header_notice, unmatched_message
+from headerlock.testing.wire.request_header import HttpRules
 from headerlock.testing.wire.run import Mode, WireRun
 from headerlock.testing.wire.script import WireScript
 from headerlock.testing.wire.session import LockSession
@@ -71,6 +78,8 @@ class WireLock:
         pending: bool = False,
         stand_in: bool = False,
         http: tuple[str, Sequence[HttpEntry]] | None = None,
+        header_lock: str | os.PathLike[str] | None = None,
+        http_headers: Sequence[str] = (),
     ) -> None:
         """``http``: where a scripted record answers other traffic from (its name for
         messages, and the exchanges), instead of the previous recording at ``path``."""
@@ -102,6 +111,9 @@ class WireLock:
         """Replay: a request that matches nothing gets the closest recorded answer, as with
         ``pending``, but no pending file is written (``headerlock flakes``)."""
         self._http = http
+        self.header_lock = None if header_lock is None else Path(header_lock)
+        """The header lock an unpinned record writes its headers to (``None``: keep none)."""
+        self._http_rules = HttpRules.parse(http_headers, where="http_headers")
         self._opened = False
         self._base = NO_BASE
         self._unpended: str | None = None
@@ -133,6 +145,8 @@ class WireLock:
         recording = previous = None
         pinned = self.pin
         script = WireScript(self._script_spec) if self._script_spec is not None else None
+        rules = None if self.header_lock is None or pinned else self._http_rules
+        locked = None
         if mode == "replay":
             assert self.path is not None
             recording = _load(self.path)
@@ -144,6 +158,8 @@ class WireLock:
             pinned, script = recording.pinned, None
             if pinned:
                 self._ignore.refuse_pinned()
+            locked = locked_headers(self.path, recording, self.header_lock)
+            rules = None if locked is None else self._http_rules
         elif script is not None and self._http is not None:
             previous = WireRecording(False, (), tuple(self._http[1]))
         elif script is not None and self.path is not None:
@@ -160,6 +176,7 @@ class WireLock:
             allow_hosts=self._allow_hosts,
             ignore=self._ignore,
             keep_going=(self._pending or self._stand_in) and mode == "replay",
+            headers=HeaderBook(rules, locked),
         )
         if previous is not None and self._http is not None:
             session.http_source = self._http[0]
@@ -240,6 +257,7 @@ class WireLock:
         run.recording = session.recorded(run.pinned)
         if session.script is None:  # live: ids, times and fingerprints do not churn
             run.recording = normalize_responses(run.recording)
+        run.headers = session.book.of(run.recording)
         self._check_ignored()
         if self.path is None:
             return
@@ -261,11 +279,16 @@ class WireLock:
                 scenario=str(self.path),
             )
         path, base = self.path, self._base
+        recording, headers, lock = run.recording, run.headers, self.header_lock
+
+        def save() -> None:
+            save_wire_recording(recording, path)
+            if lock is not None:
+                with exclusive(lock):
+                    merge_lock(lock, headers)
+
         write_unless_changed(
-            path,
-            partial(save_wire_recording, run.recording, path),
-            unchanged=lambda: base_of(path) == base,
-            since="this lock opened",
+            path, save, unchanged=lambda: base_of(path) == base, since="this lock opened"
         )
 
     def _finish_replay(self, session: LockSession, run: WireRun, failure: Exception | None) -> None:
@@ -325,6 +348,9 @@ class WireLock:
             partial = f"the block raised {type(failure).__name__}, so the session may end early"
         try:
             run.pending = write_pending(self.path, made.to_text(), partial=partial)
+            if session.book.rules is not None:
+                where = self.header_lock or self.path.parent / LOCK_NAME
+                run.pending_lock = write_pending_lock(where, session.book.of(made))
         except OutputFileError as error:
             self._unpended = f"(no pending file: {error})"
 
@@ -408,6 +434,8 @@ def lock(
     record_errors: bool = False,
     ignore: Sequence[str] = (),
     pending: bool = False,
+    header_lock: str | os.PathLike[str] | None = None,
+    http_headers: Sequence[str] = (),
 ) -> WireLock:
     """Record or replay the requests the block sends (``httpx2``, ``httpx``, ``aiohttp``,
     ``requests``/``urllib3``); threads, tasks and pool jobs started in the block belong
@@ -443,6 +471,12 @@ def lock(
     ``<path>.new`` (``headerlock.formats.pending``), never touching ``path``; a green
     replay removes a stale one. ``headerlock review`` accepts or rejects it. Yields a
     ``WireRun``.
+
+    ``header_lock``: the header lock file (``headers.lock.yaml``) an unpinned record
+    writes each request's header to, once, the recording keeping its id; a replay of
+    such a recording compares each request's header with the locked one.
+    ``http_headers`` adds a header to those locked (``"x-tenant"``) or drops one
+    (``"-openai-beta"``).
     """
     return WireLock(
         path,
@@ -455,4 +489,6 @@ def lock(
         record_errors=record_errors,
         ignore=ignore,
         pending=pending,
+        header_lock=header_lock,
+        http_headers=http_headers,
     )

@@ -29,6 +29,7 @@ from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import Split
 from headerlock.testing.wire.entry import build_entry
 from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.request_header import LockedHeader
 from headerlock.testing.wire.spans import Elements, repeated_elements
 
 MAX_MESSAGES: Final = 1 << 16
@@ -95,6 +96,7 @@ class MessageMemo:
         pinned: bool,
         scrubber: Scrubber,
         response: WireResponse | None = None,
+        header: LockedHeader | None = None,
     ) -> tuple[WireEntry, str]:
         """``build_entry(split, ...)`` (ids numbered within the request) and its
         ``request_key``. ``split`` is of ``body``, with no ignore rule applied."""
@@ -102,7 +104,13 @@ class MessageMemo:
         found = self._messages(split, body, scrubber, ids)
         if found is None:
             entry = build_entry(
-                split, path, pinned=pinned, scrubber=scrubber, ids=ids, response=response
+                split,
+                path,
+                pinned=pinned,
+                scrubber=scrubber,
+                ids=ids,
+                response=response,
+                header=header,
             )
             return entry, request_key(entry)
         values, texts = found
@@ -114,6 +122,7 @@ class MessageMemo:
             ids=ids,
             response=response,
             messages=values,
+            header=header,
         )
         return entry, request_key(entry, texts)
 

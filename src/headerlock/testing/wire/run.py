@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -72,6 +73,10 @@ class WireRun:
     a caller that writes what it saw; set at exit, never written nor shown."""
     pending: Path | None = None
     """The pending file a mismatching replay wrote (``lock(pending=True)``)."""
+    pending_lock: Path | None = None
+    """The pending header lock a mismatching replay wrote beside the lock."""
+    headers: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The headers the recording written refers to, by id (for its header lock)."""
 
     def __repr__(self) -> str:
         """What a failing test's report shows of it: never a secret (the differences are

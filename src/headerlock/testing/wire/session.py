@@ -38,6 +38,7 @@ from headerlock.testing.wire.compare import (
 )
 from headerlock.testing.wire.conversations import RunRequest, canonical_order
 from headerlock.testing.wire.entry import build_entry, scrub_response
+from headerlock.testing.wire.header_book import HeaderBook
 from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
 from headerlock.testing.wire.memo import MessageMemo
@@ -71,13 +72,6 @@ def _answer_of(response: WireResponse) -> WireAnswer:
     return WireAnswer(*response.to_http())
 
 
-def _origin_of(sent: SentRequest) -> str:
-    """``scheme://host:port`` of ``sent`` (never its userinfo)."""
-    host = f"[{sent.host}]" if ":" in sent.host else sent.host
-    scheme = sent.url.split(":", 1)[0].lower()
-    return f"{scheme}://{host}" + (f":{sent.port}" if sent.port is not None else "")
-
-
 def error_answer(api_name: str, message: str, code: str) -> WireAnswer:
     """A plain HTTP 400 in the api's error shape (no ``x-should-retry``: never retried)."""
     body = model_api(api_name).error_body(f"headerlock: {message}", code)
@@ -98,8 +92,10 @@ class LockSession:
         allow_hosts: frozenset[str],
         ignore: IgnoreRules | None = None,
         keep_going: bool = False,
+        headers: HeaderBook | None = None,
     ) -> None:
         self.run = run
+        self.book = headers or HeaderBook(None, None)  # each request's header, and the lock
         self.ignore = ignore if ignore is not None else IgnoreRules()
         self.keep_going = keep_going
         """Replay: answer a mismatching request with the closest recorded response and
@@ -164,6 +160,9 @@ class LockSession:
                 found = self._explain_miss(number, live)
                 self.run.differences.extend(found)
                 index = self._stand_in(number, live)
+            recorded = None if index is None else self.recording.requests[index]
+            if recorded is not None and self.book.differs(recorded, live):
+                self.run.differences.append(self.book.difference(number, recorded, live))
         if index is None:
             summary = "; ".join(d.line() for d in found)
             message = f"{summary} (recording {self.run.path})"
@@ -296,7 +295,7 @@ class LockSession:
             if closest is None:
                 message = (
                     f"{sent.method} {self._shown(sent)} is not in the recording {self.run.path}"
-                    f" (sent to {_origin_of(sent)}); a replay sends nothing to the network:"
+                    f" (sent to {sent.origin}); a replay sends nothing to the network:"
                     " re-record to add it"
                 )
                 self.outcome.refusals.append(NetworkSealedError(message, host=sent.host))
@@ -326,7 +325,7 @@ class LockSession:
             path = self.run.path
             where = "any recording" if path is None else f"the recording {path}"
             return (
-                f"{shown} is not in {where} (sent to {_origin_of(sent)}); nothing leaves a"
+                f"{shown} is not in {where} (sent to {sent.origin}); nothing leaves a"
                 f" sealed lock (replay, or a scripted record): record it live, or"
                 f" {seal.HOW_TO_ALLOW}"
             )
@@ -337,7 +336,7 @@ class LockSession:
             return f"{shown} differs from its entry in {source}: {change}"
         request = json.dumps(entry.request_data(), ensure_ascii=False, sort_keys=True)
         return (
-            f"{shown} is not in {source} (sent to {_origin_of(sent)}); nothing leaves a"
+            f"{shown} is not in {source} (sent to {sent.origin}); nothing leaves a"
             f" fixture's run: add it there with its response: {request}"
         )
 
@@ -400,6 +399,7 @@ class LockSession:
                 pinned=pinned,
                 scrubber=self.scrubber,
                 response=response,
+                header=self.book.header(split, sent, pinned, self.scrubber),
             )
         split = self.ignore.apply(split)
         entry = build_entry(
@@ -409,6 +409,7 @@ class LockSession:
             scrubber=self.scrubber,
             ids=IdTokens(),
             response=response,
+            header=self.book.header(split, sent, pinned, self.scrubber),
         )
         return entry, None
 

@@ -253,6 +253,10 @@ usage reports cache reads and writes, and with the cache-diagnosis beta
 ``diagnostics.cache_miss_reason``."""
 
 
+HTTP_HEADERS: Final = ("anthropic-beta", "anthropic-version")
+"""Headers that switch the API's version and beta features on: part of the header."""
+
+
 API: Final = ModelApi(
     name="anthropic.messages",
     path_suffixes=("/messages",),
@@ -267,6 +271,7 @@ API: Final = ModelApi(
     call_id_prefix="toolu_",
     cache_reasons=(("tools", "tools_changed"), ("system", "system_changed")),
     cache=CACHE,
+    http_headers=HTTP_HEADERS,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

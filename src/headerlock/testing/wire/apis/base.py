@@ -93,6 +93,10 @@ PER_USER: Final = Volatile(
 the ids inside ``metadata`` and ``stream_options``."""
 
 
+SIGNED_QUERY: Final = ("x-amz-",)
+"""A presigned (SigV4) URL's query parameters: per request, never locked."""
+
+
 # -- what a renderer gets --------------------------------------------------------------
 
 
@@ -301,6 +305,13 @@ class ModelApi:
     """The text of the request's last user message (for a scripted reply's ``match:``)."""
     last_tool_result: Callable[[Mapping[str, Any]], str | None] = lambda request: None
     """The name of the tool whose result the request carries last (``match:``)."""
+    http_headers: tuple[str, ...] = ()
+    """The HTTP headers (lowercase) that say what the model does, locked with the header
+    (``anthropic-beta``); never a credential, nor what changes per SDK version or request
+    (``user-agent``, ``x-stainless-*``, retry counters, idempotency keys, dates)."""
+    unlocked_query: tuple[str, ...] = SIGNED_QUERY
+    """Query parameter name prefixes (lowercase) left out of the header; every other
+    non-credential parameter (Azure's ``api-version``) is locked with it."""
 
     @property
     def provider(self) -> str:

@@ -177,6 +177,11 @@ tools (in order) and the structured-output schema; ``prompt_cache_key`` and
 (https://platform.openai.com/docs/guides/prompt-caching, 2026)."""
 
 
+HTTP_HEADERS: Final = ("openai-beta", "openai-organization", "openai-project")
+"""Headers that pick the beta surface, organization and project: part of the header
+(also the responses API's)."""
+
+
 API: Final = ModelApi(
     name="openai.chat",
     path_suffixes=("/chat/completions",),
@@ -188,6 +193,7 @@ API: Final = ModelApi(
     error_body=error_body,
     call_id_prefix="call_",
     cache=CACHE,
+    http_headers=HTTP_HEADERS,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

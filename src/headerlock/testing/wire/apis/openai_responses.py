@@ -25,7 +25,7 @@ from headerlock.testing.wire.apis.base import (
     text_of,
 )
 from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
-from headerlock.testing.wire.apis.openai_chat import CACHE as CHAT_CACHE, error_body
+from headerlock.testing.wire.apis.openai_chat import CACHE as CHAT_CACHE, HTTP_HEADERS, error_body
 
 _ECHOED: Final[tuple[tuple[str, Any], ...]] = (
     ("instructions", None),
@@ -228,6 +228,7 @@ API: Final = ModelApi(
     error_body=error_body,
     call_id_prefix="call_",
     cache=CACHE,
+    http_headers=HTTP_HEADERS,
     last_user_text=last_user_text,
     last_tool_result=last_tool_result,
 )

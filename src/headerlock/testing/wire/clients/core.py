@@ -56,6 +56,13 @@ class SentRequest:
         return urlsplit(self.url).hostname or ""
 
     @property
+    def origin(self) -> str:
+        """``scheme://host:port`` (never the userinfo)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        scheme = self.url.split(":", 1)[0].lower()
+        return f"{scheme}://{host}" + (f":{self.port}" if self.port is not None else "")
+
+    @property
     def port(self) -> int | None:
         parts = urlsplit(self.url)
         return parts.port or {"http": 80, "https": 443}.get(parts.scheme)

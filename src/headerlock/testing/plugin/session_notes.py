@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pytest
 
 from headerlock.errors import ConfigError
+from headerlock.formats.header_lock import LOCK_NAME
 from headerlock.testing.plugin.updates import updates_of
 from headerlock.testing.wire.ignore import IgnoreRules, header_notice
 from headerlock.testing.wire.lock import WireLock
@@ -47,7 +48,7 @@ def note_session(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
 def note_header_changes(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
     """Put the header changes that failed the test in the session's books: the summary
     names each once, with every test it failed."""
-    where = lock.header_lock
+    where = lock.header_lock or (None if lock.path is None else lock.path.parent / LOCK_NAME)
     shown = "the header lock" if where is None else where.as_posix()
     for difference in run.differences:
         change = difference.header

@@ -4,7 +4,6 @@ order check, and fails it once its one recipe line is taken out."""
 from __future__ import annotations
 
 import importlib.util
-import re
 from typing import Any
 
 import pytest
@@ -79,6 +78,5 @@ def test_the_sample_failure_in_the_doc_is_what_the_check_prints() -> None:
     line, without = WITHOUT["sdk"]
     with pytest.raises(WireOrderError) as caught:
         _exec(RECIPES["sdk"].replace(line, without), "sdk")
-    sample = re.search(r"```text\n(.*?)\n```", docs.text(), re.S)
-    assert sample is not None
-    assert str(caught.value).splitlines()[: len(sample[1].splitlines())] == sample[1].splitlines()
+    sample = docs.examples("example")["order-failure"].splitlines()
+    assert str(caught.value).splitlines()[: len(sample)] == sample

@@ -126,7 +126,7 @@ def _text(path: Path) -> str | None:
 
 
 def run_guards(config: pytest.Config) -> None:
-    """The project-wide guards: one pin per header class, normalized recordings, fresh pins."""
+    """The project-wide guards: pins, header locks, normalized recordings, fresh pins."""
     asyncio.run(project_of(config).check_files(updating=updating(config)))
 
 

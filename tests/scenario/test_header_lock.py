@@ -87,3 +87,23 @@ def test_a_hand_edited_lock_is_refused_by_the_guards(
     code, out = run_cli(project, capsys, "replay")
     assert code != 0, out
     assert "headers.lock.yaml" in out and "does not match its id" in out, out
+
+
+def test_pytest_fixture_items_lock_and_check_the_header(pytester: pytest.Pytester) -> None:
+    import headerlock.testing.plugin.items  # noqa: F401  (imported once, see test_pytest_plugin)
+
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        "testpaths = fixtures\naddopts = -p no:randomly\n"
+    )
+    readme_project(pytester.path)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)  # the scenario, the guards
+    assert (pytester.path / "recordings" / "headers.lock.yaml").is_file()
+    pytester.runpytest().assert_outcomes(passed=2)
+    fixture = pytester.path / "fixtures" / "x.yaml"
+    fixture.write_text(fixture.read_text().replace("terse", "brief"))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        ["*its header no longer matches the one locked in*", "*system: 'You are a terse*"]
+    )

@@ -212,8 +212,7 @@ class Project:
             recording, output = await record_scenario(scenario, existing=existing, live=live)
         await self.check_pin_guard(scenario, output)
         locked = self.header_locked(scenario)
-        if locked:
-            recording = replace(recording, headers=run_header_ids(output.events))
+        recording = self.with_header_ids(scenario, recording, output)
         write_unless_changed(
             path,
             partial(save_recording, recording, path),
@@ -221,8 +220,38 @@ class Project:
             since="this record run started",
         )
         if locked:
-            write_lock(self.recordings, locked_headers(output.events))
+            self.lock_headers(scenario, output)
         return recording
+
+    def with_header_ids(
+        self, scenario: Scenario, recording: Recording, output: RunOutput
+    ) -> Recording:
+        """``recording`` with the ids of its run's headers when its class is header-locked."""
+        if not self.header_locked(scenario):
+            return recording
+        return replace(recording, headers=run_header_ids(output.events))
+
+    def lock_headers(self, scenario: Scenario, output: RunOutput) -> None:
+        """Merge a header-locked run's headers into ``recordings/headers.lock.yaml``
+        (after its recording is written: the lock keeps the ids recordings refer to)."""
+        if self.header_locked(scenario):
+            write_lock(self.recordings, locked_headers(output.events))
+
+    def check_header_lock(
+        self, scenario: Scenario, expected: Recording, actual: Recording, output: RunOutput
+    ) -> Recording:
+        """Raise ``ReplayMismatch`` naming the segment when a header-locked run's headers
+        differ from the locked ones; ``actual`` with the header ids otherwise."""
+        if not self.header_locked(scenario):
+            return actual
+        check_locked(
+            scenario.name,
+            expected.headers or (),
+            output.events,
+            recordings=self.recordings,
+            command=record_scenario_command(scenario),
+        )
+        return replace(actual, headers=run_header_ids(output.events))
 
     def header_locked(self, scenario: Scenario) -> bool:
         """Whether ``scenario``'s header is locked in ``recordings/headers.lock.yaml``:
@@ -237,15 +266,7 @@ class Project:
         with self.noting_incomplete(scenario):
             actual, output = await replay_scenario(scenario, expected)
         path = self.recording_path(scenario.name)
-        if self.header_locked(scenario):
-            check_locked(
-                scenario.name,
-                expected.headers or (),
-                output.events,
-                recordings=self.recordings,
-                command=record_scenario_command(scenario),
-            )
-            actual = replace(actual, headers=run_header_ids(output.events))
+        actual = self.check_header_lock(scenario, expected, actual, output)
         try:
             assert_scenario_matches(scenario, expected, actual, path=path)
         except ReplayMismatch as error:

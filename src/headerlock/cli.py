@@ -203,7 +203,7 @@ async def _guards(
             names = ", ".join(console.off_pin)
             console.line(f"guards: FAIL (off their class's pin, above: {names})")
         else:
-            console.line("guards: one pin per header class, recordings normalized, pins fresh: ok")
+            console.line("guards: pins, header locks, recordings normalized, pins fresh: ok")
     except PinError as error:
         problems = [p for p in error.problems if one_line(p) not in console.said]
         failures += bool(problems)

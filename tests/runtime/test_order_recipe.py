@@ -29,22 +29,34 @@ def _schema(name: str) -> dict[str, Any]:
     }
 
 
-ToolOf = Callable[[str], dict[str, Any]]
+ToolOf = Callable[[str, str], dict[str, Any]]
 SHAPES: dict[str, ToolOf] = {
-    "openai.chat": lambda n: {
+    "openai.chat": lambda n, about: {
         "type": "function",
-        "function": {"name": n, "description": f"{n} tool", "parameters": _schema(n)},
+        "function": {"name": n, "description": about, "parameters": _schema(n)},
     },
-    "openai.responses": lambda n: {
+    "openai.responses": lambda n, about: {
         "type": "function",
         "name": n,
-        "description": f"{n} tool",
+        "description": about,
         "parameters": _schema(n),
     },
-    "anthropic": lambda n: {"name": n, "description": f"{n} tool", "input_schema": _schema(n)},
+    "anthropic": lambda n, about: {"name": n, "description": about, "input_schema": _schema(n)},
+    "bedrock": lambda n, about: {
+        "toolSpec": {"name": n, "description": about, "inputSchema": {"json": _schema(n)}}
+    },
 }
-"""Every API's tool shape (one tool); Gemini's grouped shape is built by ``gemini_tools``.
-A new API's shape is one more entry (and one more line in the recipe's ``_name``)."""
+"""Every API's tool shape (one tool, by name and description); Gemini's grouped shape is
+built by ``gemini_tools``, Bedrock's cachePoints are added by ``bedrock_tools``. A new API's
+shape is one more entry (and one more line in the recipe's ``_name``)."""
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+
+
+def _tools(shape: ToolOf, rng: random.Random) -> list[dict[str, Any]]:
+    """One tool per name and a second ``search`` (ordered by content), shuffled."""
+    tools = [shape(n, f"{n} tool") for n in NAMES] + [shape("search", "again")]
+    rng.shuffle(tools)
+    return tools
 
 
 def _shuffled_keys(value: Any, rng: random.Random) -> Any:
@@ -70,15 +82,23 @@ def gemini_tools(rng: random.Random) -> list[dict[str, Any]]:
     return _shuffled_keys(tools, rng)  # type: ignore[no-any-return]
 
 
+def bedrock_tools(rng: random.Random) -> list[dict[str, Any]]:
+    """Bedrock tools with a cachePoint (no tool: it keeps its index) at the start, in the
+    middle and at the end, keys in any order."""
+    tools = _tools(SHAPES["bedrock"], rng)
+    middle = rng.randrange(1, len(tools))
+    tools = [CACHE_POINT, *tools[:middle], CACHE_POINT, *tools[middle:], CACHE_POINT]
+    return _shuffled_keys(tools, rng)  # type: ignore[no-any-return]
+
+
 def cases() -> list[tuple[str, list[dict[str, Any]]]]:
     found = []
     for seed in range(3):
         rng = random.Random(seed)
         for api, shape in SHAPES.items():
-            tools = [shape(n) for n in NAMES] + [shape("search") | {"description": "again"}]
-            rng.shuffle(tools)  # a duplicate name: ordered by content, as order_wire_tools
-            found.append((f"{api}-{seed}", _shuffled_keys(tools, rng)))
+            found.append((f"{api}-{seed}", _shuffled_keys(_tools(shape, rng), rng)))
         found.append((f"gemini-{seed}", gemini_tools(rng)))
+        found.append((f"bedrock.cachePoint-{seed}", bedrock_tools(rng)))
     return found
 
 

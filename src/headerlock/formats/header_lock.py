@@ -49,6 +49,9 @@ _HEADER_KEYS: Final = ("api", "config", "http", "query", "system", "tools")
 _REFERENCE: Final = re.compile(rf'^  header: "?([0-9a-f]{{{ID_DIGITS}}})"?$', re.MULTILINE)
 """A request entry's ``header:`` line in a canonical wire recording (entries are the
 items of the top-level ``requests`` list, their keys indented by two spaces)."""
+_SCENARIO_REFERENCE: Final = re.compile(rf'^- "?([0-9a-f]{{{ID_DIGITS}}})"?$', re.MULTILINE)
+"""An item of a scenario recording's top-level ``headers`` list (the only top-level
+list of plain strings in either kind of recording)."""
 MAX_BYTES: Final = 64 * 1024 * 1024
 
 
@@ -187,8 +190,9 @@ def exclusive(path: Path) -> Iterator[None]:
 
 
 def referenced_ids(text: str) -> list[str]:
-    """The header ids a canonical wire recording's requests refer to."""
-    return _REFERENCE.findall(text)
+    """The header ids a canonical wire recording's requests (or a scenario recording's
+    ``headers``) refer to."""
+    return _REFERENCE.findall(text) + _SCENARIO_REFERENCE.findall(text)
 
 
 def references_in(directory: Path) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,17 @@ from headerlock.formats.strict_yaml import MAX_BYTES, dumps, loads, read_text
 from headerlock.runtime.session import check_events_data
 
 FORMAT_VERSION: Final = 1
-_KEYS: Final = {"version", "scenario", "app", "pinned", "header_class", "events", "transcript"}
+_KEYS: Final = {
+    "version",
+    "scenario",
+    "app",
+    "pinned",
+    "header_class",
+    "events",
+    "transcript",
+    "headers",
+}
+_HEADER_ID: Final = re.compile(r"[0-9a-f]{12}")
 _REQUIRED: Final = ("version", "scenario", "app", "pinned", "header_class", "events")
 
 
@@ -38,6 +49,9 @@ class Recording:
     header_class: str
     events: list[dict[str, Any]]
     transcript: list[dict[str, Any]] | None = field(default=None)
+    headers: tuple[str, ...] | None = field(default=None)
+    """Unpinned, in a class with no pin: the ids of the run's full headers, in order,
+    in the header lock beside the recording (``formats.header_lock``)."""
 
     def to_data(self) -> dict[str, Any]:
         """Plain data, ``transcript`` omitted when absent."""
@@ -51,6 +65,8 @@ class Recording:
         }
         if self.transcript is not None:
             data["transcript"] = self.transcript
+        if self.headers is not None:
+            data["headers"] = list(self.headers)
         return data
 
     def to_text(self) -> str:
@@ -123,6 +139,12 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     transcript = data.get("transcript")
     if transcript is not None and not isinstance(transcript, list):
         raise RecordingError("transcript must be a list", path=path)
+    headers = data.get("headers")
+    if headers is not None and (
+        not isinstance(headers, list)
+        or not all(isinstance(h, str) and _HEADER_ID.fullmatch(h) for h in headers)
+    ):
+        raise RecordingError("headers must be a list of 12-hex-digit header ids", path=path)
     leaked = find_secret({"events": events, "transcript": transcript})
     if leaked is not None:
         raise RecordingError(
@@ -146,6 +168,7 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
         header_class=data["header_class"],
         events=list(events),
         transcript=list(transcript) if transcript is not None else None,
+        headers=tuple(headers) if headers is not None else None,
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from headerlock.errors import MissingRecordingError, ReplayMismatch
 from headerlock.formats.fixture import Scenario
+from headerlock.formats.header_lock import LOCK_NAME
 from headerlock.formats.pending import pending_path
 from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import scrub_events
@@ -28,6 +29,7 @@ from headerlock.testing.plugin.updates import (
     note_matched,
     recording_name_of,
     stage,
+    stage_after,
     updates_of,
 )
 from headerlock.testing.scenario import pending
@@ -77,6 +79,7 @@ async def _check_scenario(
         existing = project.reusable_recording(scenario.name)
         with project.noting_incomplete(scenario):  # a run that hung is not run again
             recording, output = await record_scenario(scenario, existing=existing, live=live)
+        recording = project.with_header_ids(scenario, recording, output)
     else:
         expected = project.require_recording(scenario)
         with project.noting_incomplete(scenario):
@@ -84,6 +87,7 @@ async def _check_scenario(
                 recording, output = await record_scenario(scenario, live=True)
             else:
                 recording, output = await replay_scenario(scenario, expected)
+        recording = project.check_header_lock(scenario, expected, recording, output)
         try:
             _compare(scenario, path, expected, recording)
         except ReplayMismatch as error:
@@ -104,6 +108,9 @@ async def _check_scenario(
         await check_scenario_orders(scenario, model, permutations)
     if update:
         stage(item, path, recording.to_text(), lambda: save_recording(recording, path))
+        if project.header_locked(scenario):
+            lock = project.recordings / LOCK_NAME
+            stage_after(item, lock, lambda: project.lock_headers(scenario, output))
     else:
         note_matched(item, path)
 
@@ -126,7 +133,7 @@ def _text(path: Path) -> str | None:
 
 
 def run_guards(config: pytest.Config) -> None:
-    """The project-wide guards: one pin per header class, normalized recordings, fresh pins."""
+    """The project-wide guards: pins, header locks, normalized recordings, fresh pins."""
     asyncio.run(project_of(config).check_files(updating=updating(config)))
 
 

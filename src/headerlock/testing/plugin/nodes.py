@@ -69,7 +69,7 @@ def _run_scenario_item(request: pytest.FixtureRequest) -> None:
 
 
 class GuardsItem(pytest.Item):
-    """Project-wide guards: one pin per header class, normalized recordings, fresh pins."""
+    """Project-wide guards: pins, header locks, normalized recordings, fresh pins."""
 
     def runtest(self) -> None:
         from headerlock.testing.plugin.items import run_guards

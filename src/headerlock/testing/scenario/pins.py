@@ -1,8 +1,9 @@
 """Pins and their guards.
 
 A pinned scenario keeps the full header of its header class; every other
-scenario of the class records ``<<tools>>`` and ``<<system>>``. The guards:
-exactly one pin per class; every unpinned scenario's live headers equal the
+scenario of the class records ``<<tools>>`` and ``<<system>>``. A class with no
+pin is locked by ``recordings/headers.lock.yaml`` (``header_locks``). The guards:
+at most one pin per class; every unpinned scenario's live headers equal the
 pinned header after restore (config, system and tools, empty ones included);
 unpinned recordings on disk are fixed points of the scrub, pinned ones keep a
 full header.
@@ -24,7 +25,9 @@ from headerlock.runtime.tool_order import order_tools
 
 
 def pins_by_class(scenarios: Sequence[Scenario]) -> dict[str, Scenario]:
-    """The pinned scenario of each header class; raises ``PinError`` unless exactly one."""
+    """The pinned scenario of each header class that has one; raises ``PinError`` when a
+    class has more than one. A class with none is locked by its header lock instead
+    (``header_locks``)."""
     classes: dict[str, list[Scenario]] = {}
     for scenario in scenarios:
         classes.setdefault(scenario.header_class, [])
@@ -33,20 +36,14 @@ def pins_by_class(scenarios: Sequence[Scenario]) -> dict[str, Scenario]:
     problems = []
     for name in sorted(classes):
         pinned = classes[name]
-        if not pinned:
-            members = ", ".join(s.name for s in scenarios if s.header_class == name)
-            problems.append(
-                f"header class {name!r} has no pinned scenario; set `pin: true` in exactly one"
-                f" of: {members}"
-            )
-        elif len(pinned) > 1:
+        if len(pinned) > 1:
             problems.append(
                 f"header class {name!r} has {len(pinned)} pinned scenarios"
                 f" ({', '.join(s.name for s in pinned)}); keep exactly one"
             )
     if problems:
         raise PinError(problems)
-    return {name: pinned[0] for name, pinned in classes.items()}
+    return {name: pinned[0] for name, pinned in classes.items() if pinned}
 
 
 def pinned_header(pin: Scenario, events: Sequence[Mapping[str, Any]]) -> RequestHeader:

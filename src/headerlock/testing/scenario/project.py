@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import NoReturn
@@ -17,8 +17,10 @@ from headerlock.errors import (
     ReplayMismatch,
     ScenarioError,
     ScenarioRunError,
+    WireRecordingError,
 )
 from headerlock.formats.fixture import Scenario, check_name, discover
+from headerlock.formats.header_lock import load_lock, lock_path
 from headerlock.formats.pending import base_of
 from headerlock.formats.recording import Recording, load_recording, save_recording
 from headerlock.formats.scrub import full_headers, redact_secrets
@@ -29,6 +31,12 @@ from headerlock.runtime.driver import RunOutput
 from headerlock.runtime.header import RequestHeader
 from headerlock.testing.scenario import pending
 from headerlock.testing.scenario.fixtures import load_scenario
+from headerlock.testing.scenario.header_locks import (
+    check_locked,
+    locked_headers,
+    run_header_ids,
+    write_lock,
+)
 from headerlock.testing.scenario.pins import (
     check_against_pin,
     check_fixed_point,
@@ -203,13 +211,54 @@ class Project:
         with self.noting_incomplete(scenario):
             recording, output = await record_scenario(scenario, existing=existing, live=live)
         await self.check_pin_guard(scenario, output)
+        locked = self.header_locked(scenario)
+        recording = self.with_header_ids(scenario, recording, output)
         write_unless_changed(
             path,
             partial(save_recording, recording, path),
             unchanged=lambda: base_of(path) == base,
             since="this record run started",
         )
+        if locked:
+            self.lock_headers(scenario, output)
         return recording
+
+    def with_header_ids(
+        self, scenario: Scenario, recording: Recording, output: RunOutput
+    ) -> Recording:
+        """``recording`` with the ids of its run's headers when its class is header-locked."""
+        if not self.header_locked(scenario):
+            return recording
+        return replace(recording, headers=run_header_ids(output.events))
+
+    def lock_headers(self, scenario: Scenario, output: RunOutput) -> None:
+        """Merge a header-locked run's headers into ``recordings/headers.lock.yaml``
+        (after its recording is written: the lock keeps the ids recordings refer to)."""
+        if self.header_locked(scenario):
+            write_lock(self.recordings, locked_headers(output.events))
+
+    def check_header_lock(
+        self, scenario: Scenario, expected: Recording, actual: Recording, output: RunOutput
+    ) -> Recording:
+        """Raise ``ReplayMismatch`` naming the segment when a header-locked run's headers
+        differ from the locked ones; ``actual`` with the header ids otherwise."""
+        if not self.header_locked(scenario):
+            return actual
+        check_locked(
+            scenario.name,
+            expected.headers or (),
+            output.events,
+            recordings=self.recordings,
+            command=record_scenario_command(scenario),
+        )
+        return replace(actual, headers=run_header_ids(output.events))
+
+    def header_locked(self, scenario: Scenario) -> bool:
+        """Whether ``scenario``'s header is locked in ``recordings/headers.lock.yaml``:
+        it is unpinned and its class has no pin."""
+        if scenario.pin:
+            return False
+        return scenario.header_class not in pins_by_class(self.valid_scenarios())
 
     async def replay(self, scenario: Scenario) -> tuple[Recording, RunOutput]:
         """Replay ``scenario`` against its recording; raises ``ReplayMismatch`` on change."""
@@ -217,6 +266,7 @@ class Project:
         with self.noting_incomplete(scenario):
             actual, output = await replay_scenario(scenario, expected)
         path = self.recording_path(scenario.name)
+        actual = self.check_header_lock(scenario, expected, actual, output)
         try:
             assert_scenario_matches(scenario, expected, actual, path=path)
         except ReplayMismatch as error:
@@ -254,8 +304,8 @@ class Project:
 
     async def check_pin_guard(self, scenario: Scenario, output: RunOutput) -> None:
         """Raise ``PinError`` if an unpinned run's headers differ from its pin after restore."""
-        if scenario.pin or not full_headers(output.events):
-            return
+        if scenario.pin or not full_headers(output.events) or self.header_locked(scenario):
+            return  # a class with no pin: its header lock guards it
         pin, header = await self.pin(scenario.header_class)
         problems = check_against_pin(scenario, output.events, pin, header)
         if problems:
@@ -289,6 +339,7 @@ class Project:
             problem = check_fixed_point(recording, self.recording_path(scenario.name))
             if problem:
                 problems.append(problem)
+        problems.extend(self._unlocked(recordings))
         for header_class, pin in sorted(pins.items()):
             if pin.name not in recordings:
                 continue  # its recording is broken: reported above
@@ -311,6 +362,24 @@ class Project:
                 )
         if problems:
             raise PinError(problems)
+
+    def _unlocked(self, recordings: dict[str, Recording | None]) -> list[str]:
+        """Problems where a recording refers to a header its header lock lacks."""
+        referring = {n: r for n, r in sorted(recordings.items()) if r is not None and r.headers}
+        if not referring:
+            return []
+        path = lock_path(self.recordings)
+        try:
+            known = load_lock(path).headers
+        except WireRecordingError as error:
+            return [f"{error}; re-record the scenarios that refer to it: headerlock record"]
+        return [
+            f"{self.recording_path(name).as_posix()}: header {ident} is missing from"
+            f" {path.as_posix()}; re-record: {record_scenario_command(self.scenario(name))}"
+            for name, recording in referring.items()
+            for ident in recording.headers or ()
+            if ident not in known
+        ]
 
 
 def _unchecked(pin: str, header_class: str) -> str:

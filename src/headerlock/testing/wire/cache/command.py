@@ -27,7 +27,7 @@ from headerlock.formats.wire_recording import (
     wire_recording_from_data,
 )
 from headerlock.testing.wire.apis import NAMES
-from headerlock.testing.wire.cache.report import CacheReport, build_report, entry_prefixes
+from headerlock.testing.wire.cache.report import CacheReport, recording_report
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
@@ -71,7 +71,7 @@ def recordings(paths: Sequence[Path]) -> list[tuple[Path, WireRecording]]:
 
 def report_of(path: Path, recording: WireRecording) -> CacheReport:
     """The cache report of one loaded recording, named by its path."""
-    return build_report(path.as_posix(), recording.pinned, entry_prefixes(recording))
+    return recording_report(path, recording)
 
 
 def check_html_target(html: Path) -> None:

@@ -165,6 +165,8 @@ def _report(report: ReportData) -> list[str]:
             f" ({escape(report.unseen_why)}; pin the recording to see them)."
             " The rest is analysed.</p>"
         )
+    if report.approximated:
+        out.append(f'<p class="unseen">Approximated: {escape(report.approximated)}.</p>')
     lineages: dict[int, list[RequestCache]] = {}
     for request in report.requests:
         lineages.setdefault(request.lineage, []).append(request)

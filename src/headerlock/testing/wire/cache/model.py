@@ -92,13 +92,14 @@ class ReportData:
     """The report of one source: its requests in recording order, and what it could not
     see. ``name`` names the source (its path, or ``run``); ``pinned`` is ``None`` for a
     run (its bytes are all seen); ``unseen`` lists the segments the source does not keep,
-    with why in ``unseen_why``."""
+    with why in ``unseen_why``; ``approximated`` says what is rendered, not the bytes sent."""
 
     name: str
     pinned: bool | None
     requests: tuple[RequestCache, ...]
     unseen: tuple[str, ...] = ()
     unseen_why: str = ""
+    approximated: str = ""
 
     @property
     def findings(self) -> tuple[CacheFinding, ...]:

@@ -8,10 +8,14 @@ breakpoint is no change of the prefix; the count of its content blocks and which
 them carry a breakpoint (for the block-counting rules of an explicit cache).
 
 From a ``WireRequest`` every segment is seen: the bytes are the body's. From a
-recording: a pinned entry keeps the raw tools and system text, an unpinned one only
-the (sorted) tool names and no system, so those segments are *unseen*; messages are
-rendered as compact JSON of the recorded data (ids tokenized the same way in every
-request). Estimated tokens are ``ceil(bytes / 4)`` (``estimate_tokens``).
+recording: a pinned entry keeps the raw tools and system text; an unpinned one refers
+to its header in the header lock beside it (``headers.lock.yaml``: the model and the
+other cache-keying config, the system and the tool list), whose data is rendered as
+compact JSON with sorted keys (``LOCK_RENDERING``: the bytes sent are not kept); an
+unpinned entry without its header (from before header locks, or its lock missing)
+keeps only the tool names, so tools and system are *unseen*. Messages are rendered as
+compact JSON of the recorded data (ids tokenized the same way in every request).
+Estimated tokens are ``ceil(bytes / 4)`` (``estimate_tokens``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from headerlock.testing.wire.run import WireRequest
 from headerlock.testing.wire.spans import array_elements, object_members, value_end
 
 BYTES_PER_TOKEN: Final = 4
+LOCK_RENDERING: Final = (
+    "system and tools of the header lock are its data rendered as compact JSON with sorted"
+    " keys, not the bytes sent: a change of key order or whitespace alone is not seen"
+)
 
 
 def estimate_tokens(size: int) -> int:
@@ -320,16 +328,23 @@ def from_request(
     )
 
 
-def from_entry(number: int, entry: WireEntry) -> Prefix:
-    """The prefix of a recorded request: what the recording keeps of it. The one place
-    the report reads an entry's header (a header kept elsewhere resolves here)."""
+def from_entry(number: int, entry: WireEntry, header: Mapping[str, Any] | None = None) -> Prefix:
+    """The prefix of a recorded request: what the recording keeps of it, with ``header``
+    the header its ``header:`` id names in the header lock (``None``: not found). The one
+    place the report reads an entry's header."""
     api = model_api(entry.api)
     build = _Builder(api)
     unseen: tuple[str, ...] = ()
     parts: dict[str, list[Item]] = {}
+    config = entry.config if header is None else {**entry.config, **header.get("config", {})}
+    tools: Any = entry.tools
     if entry.prefix is not None:
         parts["tools"] = build.tools(entry.prefix.tools.encode(), _loads(entry.prefix.tools))
         parts["system"] = build.system(entry.prefix.system.encode(), _system(entry))
+    elif header is not None:
+        tools, system = header.get("tools"), header.get("system")
+        parts["tools"] = build.tools(_compact(tools) if tools else b"", tools)
+        parts["system"] = build.system(_locked_system(api, system), system)
     else:
         unseen = ("tools", "system")
     given = entry.messages
@@ -339,20 +354,28 @@ def from_entry(number: int, entry: WireEntry) -> Prefix:
         ]
     elif given is not None:
         parts["messages"] = [build.message(0, _compact(_strip(build, given)), given)]
-    model = api.model_of(entry.path, entry.config)
+    model = api.model_of(entry.path, config)
     return Prefix(
         number,
         entry.api,
         model,
-        api.cache.keyed_config(entry.config, model),
+        api.cache.keyed_config(config, model),
         build.order(parts),
-        entry.tool_names if entry.prefix is None else tuple(api.tool_names(entry.tools)),
+        entry.tool_names if unseen else tuple(api.tool_names(tools)),
         unseen,
-        api.cache.server_history(entry.config),
-        build.top_marks(entry.config),
+        api.cache.server_history(config),
+        build.top_marks(config),
         usage_of(api, entry.response),
         response_turn(api.cache, entry.response),
     )
+
+
+def _locked_system(api: ModelApi, system: Any) -> bytes:
+    """A locked system's bytes: leading system messages are sent as elements, no list."""
+    if not system:
+        return b""
+    raw = _compact(system)
+    return raw[1:-1] if api.leading_system is not None and isinstance(system, list) else raw
 
 
 def _strip(build: _Builder, value: Any) -> Any:

@@ -4,8 +4,10 @@ its cache, and every cache problem found.
 
 ``cache_report(source)`` takes a ``WireRun`` (the bytes sent in this run: every
 segment seen), a ``WireRecording`` or the path of one (a pinned recording keeps the
-tools and system bytes; an unpinned one only the tool names, so the report names
-those segments as unseen and analyses the rest). Requests are numbered as the
+tools and system bytes; an unpinned one refers to its headers in the header lock beside
+its path, ``lock_headers``, which hold its model, cache-keying config, system and
+tools; where no header is found, the report names tools and system as unseen, in one
+line saying why, and analyses the rest). Requests are numbered as the
 recording numbers them: a run's requests are matched to its recording's entries by
 content, so a record run reports the numbers of the recording it writes, and the
 recorded usage lands on the request that received it.
@@ -30,11 +32,13 @@ hash seed), and its time per request does not grow with the recording (a prefix 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, Final
 
 from headerlock.errors import CacheBreakError, ConfigError
+from headerlock.formats.header_lock import load_lock, lock_path
 from headerlock.formats.wire_recording import WireEntry, WireRecording, load_wire_recording
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import NAMES, model_api
@@ -42,7 +46,7 @@ from headerlock.testing.wire.cache import breakpoints as rules, findings as code
 from headerlock.testing.wire.cache.breaks import step
 from headerlock.testing.wire.cache.findings import CODES, CacheFinding
 from headerlock.testing.wire.cache.model import ReportData, RequestCache
-from headerlock.testing.wire.cache.prefix import Prefix, from_entry, from_request
+from headerlock.testing.wire.cache.prefix import LOCK_RENDERING, Prefix, from_entry, from_request
 from headerlock.testing.wire.cache.simulate import Continues, Lineages, PrefixIndex
 from headerlock.testing.wire.cache.text import break_message, report_lines
 from headerlock.testing.wire.cache.turns import reserialized
@@ -51,6 +55,8 @@ from headerlock.testing.wire.conversations import RunRequest
 from headerlock.testing.wire.run import WireRequest, WireRun
 
 Source = WireRun | WireRecording | str | os.PathLike[str]
+Headers = Mapping[str, Mapping[str, Any]]
+UNPINNED: Final = "an unpinned recording keeps only the tool names"
 
 
 class CacheReport(ReportData):
@@ -72,22 +78,44 @@ class CacheReport(ReportData):
         return "\n".join(self.lines()) + "\n"
 
 
-def entry_prefixes(recording: WireRecording) -> list[Prefix]:
+def entry_prefixes(recording: WireRecording, headers: Headers | None = None) -> list[Prefix]:
     """The prefix of each entry of a recording, numbered in its order (``from_entry``:
-    the one place an entry's header is read)."""
-    return [from_entry(n, e) for n, e in enumerate(recording.requests, 1)]
+    the one place an entry's header is read), with the locked headers it refers to."""
+    found = headers or {}
+    return [
+        from_entry(n, e, found.get(e.header) if e.header is not None else None)
+        for n, e in enumerate(recording.requests, 1)
+    ]
 
 
-def _prefixes(source: Source) -> tuple[str, bool | None, list[Prefix]]:
-    if isinstance(source, WireRun):
-        name = source.path.as_posix() if source.path is not None else "run"
-        return name, None, run_prefixes(source)
-    if isinstance(source, WireRecording):
-        recording, name = source, "recording"
-    else:
-        path = Path(source)
-        recording, name = load_wire_recording(path, apis=NAMES), path.as_posix()
-    return name, recording.pinned, entry_prefixes(recording)
+def _referenced(recording: WireRecording) -> list[str]:
+    return [e.header for e in recording.requests if e.header is not None and e.prefix is None]
+
+
+def lock_headers(path: Path, recording: WireRecording) -> tuple[Headers, str]:
+    """The headers the entries of ``recording`` (read from ``path``) refer to, from the
+    header lock beside it, and one line saying why some are not found ("" when none is
+    missing). A lock that is no header lock is a ``WireRecordingError`` naming it."""
+    ids = _referenced(recording)
+    if not ids:
+        return {}, ""
+    where = lock_path(path.parent)
+    if not where.is_file():
+        return {}, f"its header lock {where.as_posix()} is missing"
+    headers = load_lock(where).headers
+    missing = next((i for i in ids if i not in headers), None)
+    note = "" if missing is None else f"header {missing} is not in {where.as_posix()}"
+    return headers, note
+
+
+def recording_report(path: Path, recording: WireRecording) -> CacheReport:
+    """The report of ``recording`` read from ``path``, its headers from the lock beside it."""
+    headers, note = lock_headers(path, recording)
+    prefixes = entry_prefixes(recording, headers)
+    resolved = any(e.header in headers for e in recording.requests if e.prefix is None)
+    return build_report(
+        path.as_posix(), recording.pinned, prefixes, note, LOCK_RENDERING if resolved else ""
+    )
 
 
 def _key(data: dict[str, object]) -> str:
@@ -164,8 +192,15 @@ def _diagnosed(prefix: Prefix, found: list[CacheFinding]) -> list[CacheFinding]:
     return [replace(found[0], provider=said), *found[1:]]
 
 
-def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> CacheReport:
-    """The report of ``prefixes`` (in the recording's order)."""
+def build_report(
+    name: str,
+    pinned: bool | None,
+    prefixes: Sequence[Prefix],
+    note: str = "",
+    approximated: str = "",
+) -> CacheReport:
+    """The report of ``prefixes`` (in the recording's order); ``note`` says why segments
+    are unseen (default: ``UNPINNED``), ``approximated`` what is rendered, not sent."""
     lineages, index = Lineages(), PrefixIndex()
     lineage_of: dict[int, int] = {}
     members: dict[int, list[Prefix]] = {}
@@ -220,8 +255,8 @@ def build_report(name: str, pinned: bool | None, prefixes: Sequence[Prefix]) -> 
     extra_by = {f.number: f for f in short if f is not None}
     requests = tuple(_with(r, extra_by[r.number]) if r.number in extra_by else r for r in rows)
     unseen = next((p.unseen for p in prefixes if p.unseen), ())
-    why = "an unpinned recording keeps only the tool names" if unseen else ""
-    return CacheReport(name, pinned, requests, unseen, why)
+    why = (note or UNPINNED) if unseen else ""
+    return CacheReport(name, pinned, requests, unseen, why, approximated)
 
 
 def _with(row: RequestCache, finding: CacheFinding) -> RequestCache:
@@ -231,8 +266,14 @@ def _with(row: RequestCache, finding: CacheFinding) -> RequestCache:
 def cache_report(source: Source) -> CacheReport:
     """The cache report of a ``WireRun``, a ``WireRecording`` or a wire recording's path
     (``WireRecordingError`` when the file is not one)."""
-    name, pinned, prefixes = _prefixes(source)
-    return build_report(name, pinned, prefixes)
+    if isinstance(source, WireRun):
+        name = source.path.as_posix() if source.path is not None else "run"
+        return build_report(name, None, run_prefixes(source))
+    if isinstance(source, WireRecording):
+        note = "the header lock is read beside a recording's path" if _referenced(source) else ""
+        return build_report("recording", source.pinned, entry_prefixes(source), note)
+    path = Path(source)
+    return recording_report(path, load_wire_recording(path, apis=NAMES))
 
 
 def check_codes(allow: Iterable[str]) -> tuple[str, ...]:

@@ -114,6 +114,8 @@ def report_lines(report: ReportData) -> list[str]:
             f"  not seen: {', '.join(report.unseen)} ({report.unseen_why}; pin it to see"
             " them); the rest is analysed"
         )
+    if report.approximated:
+        lines.append(f"  approximated: {report.approximated}")
     lines.append(HEAD)
     lines += [request_line(request) for request in report.requests]
     lines.append(total_line(report))

@@ -91,7 +91,9 @@ def test_the_lock_gives_the_report_the_model_and_the_system(project: pytest.Pyte
     assert len(_findings(out)) == 6 + 1 + 2
 
 
-def test_a_missing_lock_or_header_is_one_line_and_unseen(project: pytest.Pytester) -> None:
+def test_a_missing_lock_or_header_is_one_line_and_unseen(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = project.path / RECORDING
     lock = path.parent / "headers.lock.yaml"
     text = lock.read_text(encoding="utf-8")
@@ -103,5 +105,10 @@ def test_a_missing_lock_or_header_is_one_line_and_unseen(project: pytest.Pyteste
     code, out = _cli(path.as_posix())
     assert code == 0 and "  not seen: tools, system (header " in out
     assert f" is not in {lock.as_posix()};" in out
+    lock.write_text("kind: header-lock\nversion: 1\nheaders: [1]\n", encoding="utf-8")
+    capsys.readouterr()
+    assert _cli(path.as_posix()) == (2, "")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"headerlock: {lock.as_posix()}: ")
     lock.write_text(text, encoding="utf-8")
     assert _cli(path.as_posix())[0] == 1

@@ -118,8 +118,9 @@ def test_each_rule_is_one_registry_entry_worded_by_its_own_provider() -> None:
         assert cache.provider in BY_CODE["prefix-too-short"].explain(cache)
     assert BY_CODE["no-breakpoint"].applies(model_api("anthropic.messages").cache)
     assert not BY_CODE["no-breakpoint"].applies(model_api("openai.chat").cache)
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("| code | meaning |") :].split("\n\n")[0]
+    guide = Path(__file__).resolve().parents[3] / "docs" / "guides" / "cache.md"
+    text = guide.read_text(encoding="utf-8")
+    table = text[text.index("| code | meaning |") :].split("\n\n")[0]
     assert [line.split("`")[1] for line in table.splitlines()[2:]] == list(CODES)
 
 

@@ -100,12 +100,14 @@ def test_a_sorted_agent_replayed_from_its_recording_does_not_flake(
     cwd = project(pytester, "sorted")
     pytester.runpytest("--snapshot-update", "-k", "set_tools").assert_outcomes(passed=1)
     recording = cwd / "recordings" / "tests" / "test_agent" / "test_set_tools.yaml"
-    before = recording.read_bytes()
+    lock = recording.parent / "headers.lock.yaml"
+    before, locked = recording.read_bytes(), lock.read_bytes()
     result = flakes(cwd, "tests/test_agent.py::test_set_tools", "--runs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert row(result, "tests/test_agent.py::test_set_tools")[1:] == ["2", "1", "-"]
     assert recording.read_bytes() == before
-    assert sorted(p.name for p in recording.parent.iterdir()) == [recording.name]
+    assert lock.read_bytes() == locked  # nothing recorded: no pending file, no new header
+    assert sorted(p.name for p in recording.parent.iterdir()) == [lock.name, recording.name]
 
 
 def test_a_test_that_cannot_run_sealed_is_bad_input(pytester: pytest.Pytester) -> None:

@@ -69,9 +69,10 @@ def row(result: subprocess.CompletedProcess[str], test: str) -> list[str]:
 
 
 def test_a_set_built_tool_list_flakes_by_node_id(pytester: pytest.Pytester) -> None:
+    # The order check varies registration order in one process; whether that moves a
+    # set's iteration order depends on the process's hash seed (collisions), so it may or
+    # may not see this agent. headerlock flakes, which varies the seed, always does.
     cwd = project(pytester, "set")
-    # the order check varies registration order in one process: blind to a set's order
-    pytester.runpytest("-k", "order_check").assert_outcomes(passed=1)
     result = flakes(cwd, "tests/test_agent.py::test_set_tools", "--runs", "6")
     assert result.returncode == 1, result.stdout + result.stderr
     _, runs, distinct, path = row(result, "tests/test_agent.py::test_set_tools")

@@ -7,9 +7,10 @@ script=script)``, and compares every request body, byte for byte, with the
 identity order's. A failure names the minimal pair of orders and where the
 first request differs (request, api, segment, tool, byte offset).
 
-It varies the order of the items it is given, in this process. It cannot see an
-order that comes from the hash seed, such as a tool list built from a ``set``: that
-order is the same in every call of one process (``SEED_NOTE``). ``headerlock flakes
+It varies the order of the items it is given, in this process. It may not see an
+order that comes from the hash seed, such as a tool list built from a ``set``: within
+one process that order moves with the insertion order only where hashes collide
+(``SEED_NOTE``). ``headerlock flakes
 <test>`` runs a ``headerlock_wire`` test in fresh processes under varied hash seeds and
 catches it.
 """
@@ -47,9 +48,9 @@ FIX = (
     " PrepareTools(pydantic_ai_prepare_tools) in pydantic-ai."
 )
 SEED_NOTE = (
-    "This check varies registration order only; it cannot see a list built from a set"
-    " (its order changes with the hash seed, not within a process): run the agent's"
-    " headerlock_wire test under `headerlock flakes <test>` for that."
+    "This check varies registration order only; it may not see a list built from a set"
+    " (its order changes with the hash seed, within a process only on a collision): run"
+    " the agent's headerlock_wire test under `headerlock flakes <test>` for that."
 )
 
 
@@ -403,7 +404,7 @@ async def assert_order_invariant_async(
 ) -> None:
     """``assert_order_invariant`` from async code: an async ``run`` runs on the
     caller's event loop (Hypothesis drives the orders from a worker thread). Like it,
-    it cannot see a list built from a ``set``: use ``headerlock flakes <test>``."""
+    it may not see a list built from a ``set``: use ``headerlock flakes <test>``."""
     listed = _listed(items)
     examples = _max_examples(max_examples)
     loop = asyncio.get_running_loop()

@@ -695,6 +695,7 @@ def test_negative_permutations_are_refused_by_pytest(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_fixture_plugins_resolve_from_the_pytest_rootdir(tmp_path: Path) -> None:
     project = user_project(tmp_path / "project", "hl_local:plugin")
     (project / "recordings" / "case.yaml").unlink(missing_ok=True)

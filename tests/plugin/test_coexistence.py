@@ -128,6 +128,7 @@ def test_bundled_fixtures_run_beside_the_other_plugins(project: pytest.Pytester)
     assert snapshot_files(project) == recorded
 
 
+@pytest.mark.slow
 def test_a_parallel_update_beside_the_other_plugins(project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update", "tests").assert_outcomes(passed=4)
     (project.path / "recordings" / "text-turn.yaml").unlink()

@@ -256,6 +256,7 @@ def test_a_new_prompt_shared_by_three_tests_is_written_once_and_review_accepts_i
     assert _texts(project).count("Answer in Esperanto.") == 1
 
 
+@pytest.mark.slow
 def test_snapshot_update_writes_the_new_header_once_and_drops_the_old(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

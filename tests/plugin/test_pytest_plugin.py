@@ -229,6 +229,7 @@ def test_live_recording_against_a_loopback_endpoint(
     assert model_server.hits[0].headers["authorization"] == f"Bearer {secret}"
 
 
+@pytest.mark.slow
 def test_xdist_replays_with_the_same_verdicts(project: pytest.Pytester) -> None:
     recording = project.path / "recordings" / "ordered-turn.yaml"
     recording.write_text(recording.read_text().replace("Planned two steps.", "Planned 2 steps."))

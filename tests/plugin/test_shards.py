@@ -118,6 +118,7 @@ def test_the_merge_names_only_the_orphan_and_removes_only_it(project: pytest.Pyt
     ]
 
 
+@pytest.mark.slow
 def test_xdist_workers_books_reach_the_manifest(project: pytest.Pytester) -> None:
     for n, group in enumerate(GROUPS, 1):
         result = project.runpytest(*group, "-n", "2", f"--headerlock-manifest=m{n}.json")

@@ -370,6 +370,7 @@ def test_fixtures_that_were_not_collected_lose_no_recording(project: pytest.Pyte
     assert files(project) == {k: v for k, v in before.items() if k != ORPHANS[1]}
 
 
+@pytest.mark.slow
 def test_parallel_update_writes_and_removes_once(project: pytest.Pytester) -> None:
     (project.path / "recordings" / "tool-turn.yaml").unlink()
     (project.path / "recordings/tests/test_agent/test_beta.yaml").unlink()

@@ -398,6 +398,7 @@ def test_headerlock_require_pin_fails_every_test_of_an_unchecked_class(
     )
 
 
+@pytest.mark.slow
 def test_guards_and_the_summary_work_alike_under_xdist(
     project: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

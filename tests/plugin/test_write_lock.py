@@ -74,6 +74,7 @@ def _written(path: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.005)
 
 
+@pytest.mark.slow
 def test_a_concurrent_accept_and_update_leave_one_whole_result_and_the_other_fails(
     pytester: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

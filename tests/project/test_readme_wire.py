@@ -25,6 +25,7 @@ def test_the_lock_example_records_then_replays(
     assert "sk-test" not in text
 
 
+@pytest.mark.slow
 def test_the_pytest_example_records_then_replays(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_agent=EXAMPLES["pytest"])
     recorded = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")

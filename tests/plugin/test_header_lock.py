@@ -254,6 +254,8 @@ def test_a_new_prompt_shared_by_three_tests_is_written_once_and_review_accepts_i
     assert main(["review", "--accept-all"], out=io.StringIO()) == 0
     project.runpytest_inprocess().assert_outcomes(passed=4)
     assert _texts(project).count("Answer in Esperanto.") == 1
+    lock = load_lock(directory / "headers.lock.yaml")
+    assert len(lock.headers) == 2  # the new one and the unchanged test's: the old one is gone
 
 
 @pytest.mark.slow

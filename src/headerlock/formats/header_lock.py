@@ -236,6 +236,35 @@ def merge_lock(path: Path, written: Mapping[str, Mapping[str, Any]]) -> bool:
     return True
 
 
+def prune_lock(path: Path) -> bool:
+    """Drop from the lock at ``path`` the headers that no recording of its directory, nor
+    any of their pending files, refers to any more (an accepted change leaves its old
+    header behind); never adds one. Call it holding ``exclusive(path)``. Whether the file
+    changed."""
+    if not path.is_file():
+        return False
+    old = load_lock(path)
+    wanted = references_in(path.parent) | _pending_references(path.parent)
+    kept = {k: header for k, header in old.headers.items() if k in wanted}
+    if kept == dict(old.headers) or not kept:  # an empty lock is the next update's to drop
+        return False
+    save_lock(HeaderLock(kept), path)
+    return True
+
+
+def _pending_references(directory: Path) -> set[str]:
+    """The header ids the pending recordings (``*.yaml.new``) in ``directory`` refer to."""
+    found: set[str] = set()
+    for entry in sorted(directory.glob("*.yaml.new")):
+        if entry.name == LOCK_NAME + ".new" or not entry.is_file():
+            continue
+        try:
+            found.update(referenced_ids(entry.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
 def write_pending_lock(path: Path, headers: Mapping[str, Mapping[str, Any]]) -> Path | None:
     """Beside the lock at ``path``, the pending lock (``headers.lock.yaml.new``) that also
     holds those of ``headers`` it lacks (with the other tests' pending headers); ``None``

@@ -29,9 +29,12 @@ from headerlock.errors import (
 from headerlock.formats.explain import explain
 from headerlock.formats.header_lock import (
     HeaderLock,
+    exclusive,
     is_lock_data,
     load_lock_or_empty,
+    lock_path,
     parse_lock,
+    prune_lock,
     save_lock,
 )
 from headerlock.formats.pending import Pending, read_pending
@@ -170,6 +173,10 @@ def accept(change: Change, project: Project | None = None) -> Path:
             raise _stale(pending)
         write()
         pending.path.unlink(missing_ok=True)
+    if isinstance(new, HeaderLock | WireRecording):  # the header it replaced, if now unused
+        lock = lock_path(pending.recording.parent)
+        with exclusive(lock):
+            prune_lock(lock)
     return pending.recording
 
 

@@ -43,32 +43,29 @@ def test_the_pytest_example_records_then_replays(pytester: pytest.Pytester) -> N
     changed.stdout.fnmatch_lines([f"*{line.strip()}*" for line in shown.splitlines()])
 
 
-def test_the_fixture_example_records_and_replays(tmp_path: Path) -> None:
-    agent = EXAMPLES["lock"].split("# Record:")[0]  # the agent half of the lock example
-    (tmp_path / "my_agent.py").write_text(agent)
-    (tmp_path / "fixtures").mkdir()
-    (tmp_path / "fixtures" / "hello.yaml").write_text(EXAMPLES["fixture"] + "\n")
+def _record_then_replay(project: Path) -> None:
+    """``headerlock record``, then ``headerlock replay``, in ``project``: both exit 0."""
     for command in ("record", "replay"):
         result = subprocess.run(
             [sys.executable, "-m", "headerlock", command],
-            cwd=tmp_path,
+            cwd=project,
             capture_output=True,
             text=True,
             timeout=300,
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_fixture_example_records_and_replays(tmp_path: Path) -> None:
+    agent = EXAMPLES["lock"].split("# Record:")[0]  # the agent half of the lock example
+    (tmp_path / "my_agent.py").write_text(agent)
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "hello.yaml").write_text(EXAMPLES["fixture"] + "\n")
+    _record_then_replay(tmp_path)
 
 
 def test_the_fixture_http_example_answers_the_agents_embeddings_call(tmp_path: Path) -> None:
     (tmp_path / "my_rag.py").write_text(EXAMPLES["fixture-http-agent"] + "\n")
     (tmp_path / "fixtures").mkdir()
     (tmp_path / "fixtures" / "rag.yaml").write_text(EXAMPLES["fixture-http"] + "\n")
-    for command in ("record", "replay"):
-        result = subprocess.run(
-            [sys.executable, "-m", "headerlock", command],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
+    _record_then_replay(tmp_path)

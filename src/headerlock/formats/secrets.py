@@ -242,7 +242,7 @@ _PERCENT_ESCAPE = re.compile(r"%[0-9A-F]{2}")
 @functools.lru_cache(maxsize=1024)
 def secret_forms(secret: str) -> tuple[str, ...]:
     """``secret`` and each escaped form text may carry it in, longest first: JSON string
-    escapes once and twice (``\\"``, ``\\\\``, ``\\uXXXX`` as ``ensure_ascii`` writes
+    escapes once and twice (``\\"``, ``\\\\``, ``\\u00e9``-style as ``ensure_ascii`` writes
     non-ASCII, in either case), URL encoding (``%XX`` in either case, ``+`` for a space)
     and base64 (standard and URL-safe, whole, and at each alignment inside a longer
     base64 text: the characters only the secret's bytes decide)."""

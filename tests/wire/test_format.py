@@ -199,7 +199,8 @@ def _set(path: str, value: Any, *, pinned: bool = False) -> dict[str, Any]:
     [
         ([], "recording: must be a mapping, got list"),
         (_set("kind", "recording"), "kind: must be 'wire', got 'recording'"),
-        (_set("version", 2), "version: unknown wire format version 2 (newer than"),
+        (_set("version", 3), "version: wire format version 3 is newer than this headerlock"),
+        (_set("version", 0), "version: unknown wire format version 0 (this headerlock reads 1"),
         (_set("extra", 1), "recording.extra: unknown key"),
         (_set("requests.0.api", "gemini"), "requests[0].api: unknown api 'gemini'"),
         (_set("requests.0.path", "http://h/v1"), "requests[0].path: must be a path"),
@@ -210,7 +211,18 @@ def _set(path: str, value: Any, *, pinned: bool = False) -> dict[str, Any]:
         (_set("requests.0.response.status", "200"), "requests[0].response.status: must be an"),
         (_set("requests.0.response.json", {}), "requests[0].response: needs exactly one of"),
         (
-            _set("requests.0.response.events.0.text", "x"),
+            _set("requests.0.response.stream", 'data: {"x":1}\nevent: a b data: 1\n'),
+            "requests[0].response.stream: line 2 is not an event's line",
+        ),
+        (
+            _set("requests.0.response.stream", "data: 1"),
+            "requests[0].response.stream: line 1 is not an event's line",
+        ),
+        (
+            _set(
+                "requests.0.response",
+                {"status": 200, "content_type": None, "events": [{"json": 1, "text": "x"}]},
+            ),
             "requests[0].response.events[0]: needs exactly one of json or text",
         ),
         (

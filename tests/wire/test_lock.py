@@ -50,7 +50,8 @@ def test_chat_plain_and_streamed_record_then_replay_offline(
     assert json.loads(first.body)["messages"][1] == {"role": "user", "content": "hi"}
     text = path.read_text()
     assert "kind: wire" in text and "127.0.0.1" not in text and KEY not in text
-    assert "events:" in text  # the stream is kept as its server-sent events
+    assert "stream: |\n" in text  # the stream is kept as its events' text, one per line
+    assert "\n      data: {" in text and "events:" not in text
 
     with lock(path) as replay:
         assert chat_agent(chat_client(CLOSED, legacy)) == recorded

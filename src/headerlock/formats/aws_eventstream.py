@@ -113,17 +113,22 @@ def _header(name: str, value: str) -> bytes:
 def frame(event: str, data: Any) -> bytes:
     """The bytes of one frame: event ``event`` (``exception:<type>`` an exception) with
     ``data`` as its JSON payload (a ``chunk``'s data is wrapped back into ``bytes``)."""
+    return frame_text(event, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def frame_text(event: str, payload_text: str) -> bytes:
+    """``frame`` of the JSON text ``payload_text`` as it stands."""
     if event.startswith(EXCEPTION):
         kind = [(":exception-type", event[len(EXCEPTION) :]), (":message-type", "exception")]
     else:
         kind = [(":event-type", event), (":message-type", "event")]
+    payload = payload_text.encode()
     if event == CHUNK:
-        inner = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-        data = {"bytes": base64.b64encode(inner).decode("ascii")}
+        wrapped = base64.b64encode(payload).decode("ascii")
+        payload = f'{{"bytes":"{wrapped}"}}'.encode()
     headers = b"".join(
         _header(name, value) for name, value in [*kind, (":content-type", "application/json")]
     )
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     total = 12 + len(headers) + len(payload) + 4
     prelude = _PRELUDE.pack(total, len(headers))
     head = prelude + struct.pack(">I", _crc(prelude)) + headers + payload

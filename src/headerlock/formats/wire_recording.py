@@ -5,9 +5,12 @@ the request's api and path (never the host), its config, system and tools
 (``<<system>>``/``<<tools>>`` plus sorted ``tool_names`` when unpinned; as sent,
 with the raw ``prefix`` text, JSON, and its ``prefix_sha256``, when pinned), the messages
 with ids tokenized, and the response: status, content type and a ``json`` body, a
-``text`` body or the server-sent ``events``. ``http:`` keeps the other traffic
-(``wire_http``). An unpinned entry keeps only what replay compares: no prefix hash
-(older files that have one are read and the hash dropped).
+``text`` body, a ``base64`` body or a stream: its ``stream`` text, one event per line
+(``stream_text``; a stream with an event that has no line keeps its ``events`` list).
+``http:`` keeps the other traffic (``wire_http``). An unpinned entry keeps only what
+replay compares: no prefix hash (older files that have one are read and the hash
+dropped). An older format version is read through the steps of ``schema.WIRE``
+(``WireRecording.migrated_from`` says so).
 """
 
 from __future__ import annotations
@@ -17,22 +20,29 @@ import binascii
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from headerlock.errors import OutputFileError, WireRecordingError, YamlError
-from headerlock.formats import placeholders
+from headerlock.formats import placeholders, schema
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_load import load_repeating
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.scrub import find_secret
+from headerlock.formats.stream_text import EventLines, bad_line
 from headerlock.formats.strict_yaml import loads, read_text
 from headerlock.formats.wire_http import HttpEntry, read_http_entry
-from headerlock.formats.wire_response import BODY_KINDS, BodyKind, SseEvent, WireResponse
+from headerlock.formats.wire_response import (
+    BODY_KINDS,
+    STREAM_KEY,
+    BodyKind,
+    SseEvent,
+    WireResponse,
+)
 from headerlock.runtime.canonical import code_unit_key
 
-WIRE_FORMAT_VERSION: Final = 1
+WIRE_FORMAT_VERSION: Final = schema.WIRE.version
 WIRE_KIND: Final = "wire"
 _TOP_KEYS: Final = ("http", "kind", "pinned", "requests", "version")
 WIRE_MAX_BYTES: Final = 256 * 1024 * 1024
@@ -127,6 +137,8 @@ class WireRecording:
     pinned: bool
     requests: tuple[WireEntry, ...]
     http: tuple[HttpEntry, ...] = ()
+    migrated_from: int | None = field(default=None, compare=False)
+    """The older format version the file had (read through ``schema`` steps), or ``None``."""
 
     def to_data(self) -> dict[str, Any]:
         """Plain data (``http`` only when there was other traffic)."""
@@ -195,10 +207,11 @@ class _Reader:
                 self.fail(key, "missing")
         if top["kind"] != WIRE_KIND:
             self.fail("kind", f"must be {WIRE_KIND!r}, got {top['kind']!r}")
-        version = self.int_(top["version"], "version")
-        if version != WIRE_FORMAT_VERSION:
-            newer = " (newer than this headerlock reads; upgrade it)" if version > 1 else ""
-            self.fail("version", f"unknown wire format version {version}{newer}")
+        self.int_(top["version"], "version")
+        try:
+            top, found = schema.upgrade(schema.WIRE, dict(top))
+        except schema.VersionError as error:
+            self.fail("version", error.reason)
         pinned = top["pinned"]
         if not isinstance(pinned, bool):
             self.fail("pinned", f"must be true or false, got {pinned!r}")
@@ -215,7 +228,8 @@ class _Reader:
             read_http_entry(item, f"http[{n}]", self.fail, self.response)
             for n, item in enumerate(http)
         )
-        return WireRecording(pinned, entries, other)
+        migrated = None if found == WIRE_FORMAT_VERSION else found
+        return WireRecording(pinned, entries, other, migrated)
 
     def entry(self, value: Any, key: str, pinned: bool) -> WireEntry:
         data = self.mapping(value, key, _ENTRY_KEYS)
@@ -304,7 +318,7 @@ class _Reader:
         self.json_seen.add(text)
 
     def response(self, value: Any, key: str) -> WireResponse:
-        allowed = ("base64", "content_type", "events", "json", "status", "text")
+        allowed = ("base64", "content_type", "events", "json", "status", STREAM_KEY, "text")
         data = self.mapping(value, key, allowed)
         status = self.int_(self.need(data, "status", key), f"{key}.status")
         if not 100 <= status <= 599:
@@ -312,10 +326,12 @@ class _Reader:
         content_type = self.str_(
             self.need(data, "content_type", key), f"{key}.content_type", optional=True
         )
-        kinds: list[BodyKind] = [k for k in BODY_KINDS if k in data]
+        kinds = [k for k in (*BODY_KINDS, STREAM_KEY) if k in data]
         if len(kinds) != 1:
-            self.fail(key, "needs exactly one of base64, events, json or text")
-        kind = kinds[0]
+            self.fail(key, "needs exactly one of base64, events, json, stream or text")
+        if kinds[0] == STREAM_KEY:
+            return WireResponse(status, content_type, "events", self.stream(data, key))
+        kind: BodyKind = kinds[0]  # type: ignore[assignment]
         body = data[kind]
         if kind in ("text", "base64"):
             self.str_(body, f"{key}.{kind}")
@@ -329,6 +345,17 @@ class _Reader:
                 self.fail(f"{key}.events", "must be a list")
             body = tuple(self.event(e, f"{key}.events[{n}]") for n, e in enumerate(body))
         return WireResponse(status, content_type, kind, body)
+
+    def stream(self, data: Mapping[str, Any], key: str) -> EventLines:
+        text = self.str_(data[STREAM_KEY], f"{key}.{STREAM_KEY}")
+        line = bad_line(text)
+        if line is not None:
+            self.fail(
+                f"{key}.{STREAM_KEY}",
+                f"line {line} is not an event's line ([event: NAME ][id: ID ]data: DATA,"
+                " ending in a line break)",
+            )
+        return EventLines(text)
 
     def event(self, value: Any, key: str) -> SseEvent:
         data = self.mapping(value, key, ("event", "id", "json", "text"))

@@ -17,8 +17,11 @@ from typing import Any, Final, Literal
 
 from headerlock.formats import aws_eventstream
 from headerlock.formats.canonical_yaml import FlowMapping
+from headerlock.formats.stream_text import EventLines, stream_text
 
 SSE_MEDIA_TYPE: Final = "text/event-stream"
+STREAM_KEY: Final = "stream"
+"""A stream's events as text, one per line (``stream_text``), in a recording."""
 BodyKind = Literal["json", "text", "events", "base64"]
 BODY_KINDS: Final[tuple[BodyKind, ...]] = ("base64", "events", "json", "text")
 _LINE: Final = re.compile(r"\r\n|\r|\n")
@@ -176,6 +179,10 @@ class WireResponse:
         """Status, content type and body bytes to hand back to a client."""
         if self.kind == "base64":
             return self.status, self.content_type, base64.b64decode(self.body)
+        if isinstance(self.body, EventLines):  # a loaded stream: served from its text
+            if _media(self.content_type) == aws_eventstream.MEDIA_TYPE:
+                return self.status, self.content_type, self.body.aws_frames()
+            return self.status, self.content_type, self.body.sse_text().encode()
         if self.kind == "events" and _media(self.content_type) == aws_eventstream.MEDIA_TYPE:
             pairs = ((e.event or "", e.data) for e in self.body)
             return self.status, self.content_type, aws_eventstream.frames(pairs)
@@ -188,6 +195,17 @@ class WireResponse:
         return self.status, self.content_type, text.encode()
 
     def to_data(self) -> dict[str, Any]:
-        """Plain data for the recording."""
-        body = [e.to_data() for e in self.body] if self.kind == "events" else self.body
-        return {"status": self.status, "content_type": self.content_type, self.kind: body}
+        """Plain data for the recording: a stream as its ``stream`` text, one event per
+        line, or (an event with no such line) as the list of its ``events``."""
+        data: dict[str, Any] = {"status": self.status, "content_type": self.content_type}
+        if isinstance(self.body, EventLines):
+            data[STREAM_KEY] = self.body.text
+        elif self.kind == "events":
+            text = stream_text(self.body)
+            if text is None:
+                data["events"] = [e.to_data() for e in self.body]
+            else:
+                data[STREAM_KEY] = text
+        else:
+            data[self.kind] = self.body
+        return data

@@ -177,7 +177,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _review_parser(commands)
     _unused_parser(commands)
+    _migrate_parser(commands)
     return parser
+
+
+def _migrate_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite headerlock's files of an older format version as this headerlock"
+        " writes them (exit 1 with --check when some would change, 2 when one cannot be read)",
+    )
+    migrate.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="files, or folders searched at any depth (default: recordings/ and fixtures/)",
+    )
+    migrate.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing: name the files that would change (exit 1 when any)",
+    )
 
 
 def _unused_parser(commands: argparse._SubParsersAction[_Parser]) -> None:

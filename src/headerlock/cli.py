@@ -451,6 +451,10 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
         return unused_command(
             args.manifests, root=args.rootdir, remove_them=args.remove, say=console.line
         )
+    if args.command == "migrate":
+        from headerlock.formats.migrate import migrate_command
+
+        return migrate_command(_migrate_paths(args.paths), check=args.check, say=console.line)
     if args.command == "review":
         from headerlock.testing.review.command import review_command
 
@@ -477,6 +481,21 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "record":
         return asyncio.run(_record(project, args.names, console, args.live))
     return asyncio.run(_replay(project, args.names, console))
+
+
+def _migrate_paths(paths: Sequence[Path]) -> list[Path]:
+    """``migrate``'s PATHs, or the project's recordings/ and fixtures/ (bad input when
+    neither is here)."""
+    if paths:
+        return list(paths)
+    found = [p for p in (Path("recordings"), Path("fixtures")) if p.is_dir()]
+    if not found:
+        raise InputFileError(
+            "no recordings/ or fixtures/ here: run it from the project root, or name the"
+            " files and folders to migrate",
+            path=".",
+        )
+    return found
 
 
 def _cache_paths(args: argparse.Namespace) -> list[Path]:

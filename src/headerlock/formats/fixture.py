@@ -1,4 +1,7 @@
-"""Scenario fixtures: what a fixture author writes in ``fixtures/<name>.yaml``."""
+"""Scenario fixtures: what a fixture author writes in ``fixtures/<name>.yaml``.
+
+A fixture may say its format ``version`` (``schema.FIXTURE``; absent means 1, the
+first): a newer one is refused, an older one read through the schema's steps."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from headerlock.errors import ConfigError, PluginError, ScenarioError, YamlError
+from headerlock.formats import schema
 from headerlock.formats.strict_yaml import loads, locate, read_text
 from headerlock.runtime.adapters.scripted import Reply, parse_reply
 from headerlock.runtime.config import Schema, first_error, parse_config
@@ -26,6 +30,7 @@ class _Step(BaseModel):
 
 class _Fixture(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    version: int = 1
     app: str = Field(default="spine", min_length=1)
     pin: bool = False
     header_class: str = Field(default="default", min_length=1)
@@ -95,6 +100,10 @@ def parse_fixture(text: str, path: Path, schemas: Mapping[str, type[Schema]]) ->
         key = ".".join(str(k) for k in keys) or None
         return ScenarioError(message, path=label, key=key, line=locate(text, keys))
 
+    try:
+        data, _ = schema.upgrade(schema.FIXTURE, {"version": 1, **data})
+    except schema.VersionError as error:
+        raise fail(error.reason, ["version"]) from None
     try:
         fixture = _Fixture.model_validate(data)
     except ValidationError as error:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from headerlock.errors import ConfigError, WireRecordingError, YamlError
+from headerlock.formats import schema
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.strict_yaml import loads, read_text
@@ -42,7 +43,7 @@ LOCK_NAME: Final = "headers.lock.yaml"
 encoded recording name is ``headers.lock`` only by ``headerlock_name``, which refuses it."""
 RESERVED_NAME: Final = "headers.lock"
 LOCK_KIND: Final = "header-lock"
-LOCK_VERSION: Final = 1
+LOCK_VERSION: Final = schema.HEADER_LOCK.version
 ID_DIGITS: Final = 12
 _ID: Final = re.compile(rf"[0-9a-f]{{{ID_DIGITS}}}")
 _HEADER_KEYS: Final = ("api", "config", "http", "query", "system", "tools")
@@ -120,8 +121,10 @@ def lock_from_data(data: Any, *, path: str) -> HeaderLock:
         raise fail(unknown[0], "unknown key")
     if data.get("kind") != LOCK_KIND:
         raise fail("kind", f"must be {LOCK_KIND!r}, got {data.get('kind')!r}")
-    if data.get("version") != LOCK_VERSION:
-        raise fail("version", f"unknown header lock version {data.get('version')!r}")
+    try:
+        data, _ = schema.upgrade(schema.HEADER_LOCK, dict(data))
+    except schema.VersionError as error:
+        raise fail("version", error.reason) from None
     headers = data.get("headers")
     if not isinstance(headers, Mapping):
         raise fail("headers", "must be a mapping of header ids to headers")

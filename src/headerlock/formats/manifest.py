@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from headerlock.errors import InputFileError
+from headerlock.formats import schema
 from headerlock.formats.atomic import atomic_write
 
 FORMAT: Final = "headerlock-manifest"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = schema.MANIFEST.version
 OUTCOMES: Final = ("passed", "failed", "skipped", "unfinished")
 MAX_BYTES: Final = 256 * 1024 * 1024
 
@@ -167,12 +168,10 @@ def read_manifest(path: Path) -> Manifest:
             " pytest --headerlock-manifest PATH)",
             path=where,
         )
-    if data.get("version") != FORMAT_VERSION:
-        raise InputFileError(
-            f"{where}: manifest format version {data.get('version')!r}; this headerlock reads"
-            f" version {FORMAT_VERSION}",
-            path=where,
-        )
+    try:
+        data, _ = schema.upgrade(schema.MANIFEST, data)
+    except schema.VersionError as error:
+        raise InputFileError(f"{where}: {error.reason}", path=where) from None
     try:
         return _parse(data, where)
     except _Bad as error:

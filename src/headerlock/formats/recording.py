@@ -16,7 +16,7 @@ from headerlock.errors import (
     SerializationError,
     YamlError,
 )
-from headerlock.formats import placeholders
+from headerlock.formats import placeholders, schema
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.canonical_yaml import dump_chunks
 from headerlock.formats.explain import changed_paths
@@ -24,7 +24,7 @@ from headerlock.formats.scrub import find_secret, is_scrubbed, scrub_events
 from headerlock.formats.strict_yaml import MAX_BYTES, dumps, loads, read_text
 from headerlock.runtime.session import check_events_data
 
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = schema.SCENARIO.version
 _KEYS: Final = {
     "version",
     "scenario",
@@ -112,20 +112,10 @@ def recording_from_data(data: Any, *, path: str) -> Recording:
     for key in _REQUIRED:
         if key not in data:
             raise RecordingError(f"missing key {key!r}", path=path)
-    version = data["version"]
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise RecordingError(f"version must be an integer, got {version!r}", path=path)
-    if version > FORMAT_VERSION:
-        raise RecordingError(
-            f"recording format version {version} is newer than this headerlock reads"
-            f" ({FORMAT_VERSION}); upgrade headerlock",
-            path=path,
-        )
-    if version != FORMAT_VERSION:
-        raise RecordingError(
-            f"unknown recording format version {version} (this headerlock reads {FORMAT_VERSION})",
-            path=path,
-        )
+    try:
+        data, _ = schema.upgrade(schema.SCENARIO, dict(data))
+    except schema.VersionError as error:
+        raise RecordingError(error.reason, path=path) from None
     for key, kind in (("scenario", str), ("app", str), ("pinned", bool), ("header_class", str)):
         if not isinstance(data[key], kind):
             raise RecordingError(f"{key} must be a {kind.__name__}, got {data[key]!r}", path=path)

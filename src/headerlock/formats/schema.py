@@ -40,7 +40,8 @@ class FileKind:
 
     name: str
     version: int
-    description: str
+    noun: str
+    """What messages call a file of the kind."""
     steps: Mapping[int, Step] = field(default_factory=dict)
     """From version ``n`` (the key) to ``n + 1``."""
 
@@ -100,11 +101,11 @@ def wire_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-WIRE: Final = FileKind("wire", 2, "a wire recording (kind: wire)", {1: wire_1_to_2})
-SCENARIO: Final = FileKind("scenario", 1, "a scenario recording")
-HEADER_LOCK: Final = FileKind("header-lock", 1, "a header lock (headers.lock.yaml)")
-FIXTURE: Final = FileKind("fixture", 1, "a scenario fixture")
-MANIFEST: Final = FileKind("manifest", 1, "a usage manifest (--headerlock-manifest)")
+WIRE: Final = FileKind("wire", 2, "wire", {1: wire_1_to_2})
+SCENARIO: Final = FileKind("scenario", 1, "recording")
+HEADER_LOCK: Final = FileKind("header-lock", 1, "header lock")
+FIXTURE: Final = FileKind("fixture", 1, "fixture")
+MANIFEST: Final = FileKind("manifest", 1, "manifest")
 KINDS: Final = (WIRE, SCENARIO, HEADER_LOCK, FIXTURE, MANIFEST)
 """Every kind with a version of its own (a pending file holds a recording: its kind's)."""
 
@@ -121,16 +122,18 @@ def upgrade(kind: FileKind, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """``data`` (a mapping with an integer ``version``) brought to ``kind``'s version,
     and the version it had; ``VersionError`` for a newer version or one no step leads
     from. Data at the current version is returned as it is."""
-    found = data["version"]
+    found = data.get("version")
+    if not isinstance(found, int) or isinstance(found, bool):
+        raise VersionError(f"version must be an integer, got {found!r}")
     if found > kind.version:
         raise VersionError(
-            f"{kind.name} format version {found} is newer than this headerlock reads"
+            f"{kind.noun} format version {found} is newer than this headerlock reads"
             f" ({kind.version}); upgrade headerlock"
         )
     if found < kind.oldest():
+        reads = f"{kind.oldest()} to {kind.version}" if kind.steps else str(kind.version)
         raise VersionError(
-            f"unknown {kind.name} format version {found} (this headerlock reads"
-            f" {kind.oldest()} to {kind.version})"
+            f"unknown {kind.noun} format version {found} (this headerlock reads {reads})"
         )
     version = found
     while version < kind.version:
@@ -142,6 +145,6 @@ def upgrade(kind: FileKind, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
 def migrate_note(path: str, kind: FileKind, found: int) -> str:
     """The one line that says an older file was read and how to update it."""
     return (
-        f"{path}: {kind.name} format version {found}, read as version {kind.version};"
+        f"{path}: {kind.noun} format version {found}, read as version {kind.version};"
         " `headerlock migrate` would update it"
     )

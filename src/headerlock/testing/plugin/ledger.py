@@ -60,6 +60,8 @@ class Ledger:
     """Those of them that matched some request."""
     ignore_notes: set[str] = field(default_factory=set)
     """What the ignore rules the tests ran with turn off (``ignore.header_notice``)."""
+    older_format: set[str] = field(default_factory=set)
+    """Recordings replayed from an older format version (``headerlock migrate`` updates them)."""
     header_changes: dict[str, set[str]] = field(default_factory=dict)
     """A header change (the lock, the ids and segments, one line) -> the node ids of the
     tests whose replay it failed."""
@@ -85,6 +87,7 @@ class Ledger:
             "ignore_seen": sorted(self.ignore_seen),
             "ignore_matched": sorted(self.ignore_matched),
             "ignore_notes": sorted(self.ignore_notes),
+            "older_format": sorted(self.older_format),
             "header_changes": {k: sorted(v) for k, v in self.header_changes.items()},
         }
 
@@ -109,6 +112,7 @@ class Ledger:
             ignore_seen=set(data.get("ignore_seen", ())),
             ignore_matched=set(data.get("ignore_matched", ())),
             ignore_notes=set(data.get("ignore_notes", ())),
+            older_format=set(data.get("older_format", ())),
             header_changes={k: set(v) for k, v in data.get("header_changes", {}).items()},
         )
 
@@ -134,5 +138,6 @@ class Ledger:
         self.ignore_seen |= other.ignore_seen
         self.ignore_matched |= other.ignore_matched
         self.ignore_notes |= other.ignore_notes
+        self.older_format |= other.older_format
         for change, ids in other.header_changes.items():
             self.header_changes.setdefault(change, set()).update(ids)

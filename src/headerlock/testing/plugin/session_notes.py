@@ -39,6 +39,9 @@ def note_session(item: pytest.Item, run: WireRun, lock: WireLock) -> None:
         ledger.pending.add(str(run.pending.resolve()))
     if run.pending_lock is not None:
         ledger.pending.add(str(run.pending_lock.resolve()))
+    recording = run.recording if run.mode == "replay" else None
+    if recording is not None and recording.migrated_from is not None and run.path is not None:
+        ledger.older_format.add(str(run.path.resolve()))
     rules = lock.ignore
     ledger.ignore_seen.update(p.text for p in rules.shared)
     ledger.ignore_matched.update(p.text for p in rules.shared if p.text in rules.matched)

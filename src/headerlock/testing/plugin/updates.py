@@ -413,6 +413,12 @@ class Updates:
                 " accept or reject with: headerlock review"
             )
         lines += sorted(ledger.ignore_notes)
+        if ledger.older_format:
+            lines.append(
+                f"{_count(len(ledger.older_format), 'recording')} in an older format version"
+                f" replayed ({capped(sorted(_shown(p) for p in ledger.older_format))});"
+                " update them with: headerlock migrate"
+            )
         for change, nodeids in sorted(ledger.header_changes.items()):
             tests = sorted(nodeids)
             lines.append(

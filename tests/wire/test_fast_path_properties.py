@@ -1,6 +1,7 @@
 """Each fast path equals its slow path on generated recordings and requests (issue 26
-item 7): ``canonical_load`` the strict loader, ``memo`` a fresh ``build_entry``, and
-``request_key`` built around memoized message texts ``canonical_json`` of the whole."""
+item 7): ``canonical_load`` the strict loader, ``memo`` a fresh ``build_entry``,
+``request_key`` built around memoized message texts ``canonical_json`` of the whole, and
+a stream served from its text (format 2) the stream rendered from its events."""
 
 from __future__ import annotations
 
@@ -11,11 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from headerlock.errors import HeaderlockError
-from headerlock.formats import canonical_load
+from headerlock.formats import aws_eventstream, canonical_load
 from headerlock.formats.canonical_load import load_repeating
 from headerlock.formats.canonical_yaml import dump
+from headerlock.formats.stream_text import stream_text
 from headerlock.formats.strict_yaml import loads
-from headerlock.formats.wire_recording import WIRE_MAX_DEPTH, WireEntry, WirePrefix
+from headerlock.formats.wire_recording import (
+    WIRE_MAX_DEPTH,
+    WireEntry,
+    WirePrefix,
+    parse_wire_recording,
+)
+from headerlock.formats.wire_response import SSE_MEDIA_TYPE, SseEvent, WireResponse, parse_sse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import split_body
@@ -188,3 +196,53 @@ def test_request_key_around_message_texts_is_canonical_json_of_the_whole(
     )
     texts = [canonical_json(m) for m in messages] if isinstance(messages, list) else None
     assert request_key(entry, texts) == canonical_json(entry.request_data())
+
+
+def _not_json(text: str) -> bool:
+    """Whether ``text`` is no JSON (an SSE event whose data parses is a JSON event)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[str, tuple[SseEvent, ...]]:
+    """A content type and the events of a stream (AWS frames: named, JSON objects)."""
+    aws = draw(st.booleans())
+    name = st.sampled_from(["message_start", "contentBlockDelta", "a b", "", "exception:Oops"])
+    events = []
+    for _ in range(draw(st.integers(0, 5))):
+        data: Any
+        if aws:
+            data = draw(st.dictionaries(TEXT, JSON, max_size=3))
+            frame = draw(name.filter(lambda n: bool(n) and " " not in n))
+            events.append(SseEvent(data, True, frame))
+            continue
+        is_json = draw(st.booleans())
+        data = draw(JSON) if is_json else draw(TEXT.filter(_not_json))
+        event_id = draw(st.none() | st.sampled_from(["7", "", "a b"]))
+        events.append(SseEvent(data, is_json, draw(st.none() | name), event_id))
+    return ("application/vnd.amazon.eventstream" if aws else SSE_MEDIA_TYPE), tuple(events)
+
+
+@PROPERTY
+@given(streams())
+def test_a_stream_served_from_its_text_is_the_stream_served_from_its_events(
+    stream: tuple[str, tuple[SseEvent, ...]],
+) -> None:
+    content_type, events = stream
+    recorded = WireResponse(200, content_type, "events", events)
+    text = dump({"kind": "wire", "version": 2, "pinned": False, "requests": [], "http": [
+        {"method": "GET", "path": "/s", "query": "", "response": recorded.to_data()}]})  # fmt: skip
+    if events and stream_text(events) is not None:  # one event per line, in a literal block
+        assert "    stream: |" in text
+    loaded = parse_wire_recording(text, path="r.yaml").http[0].response
+    assert loaded is not None
+    served, expected = loaded.to_http()[2], recorded.to_http()[2]
+    if content_type == SSE_MEDIA_TYPE:
+        assert parse_sse(served.decode()) == parse_sse(expected.decode())
+    else:
+        assert aws_eventstream.decode(served) == aws_eventstream.decode(expected)
+    assert list(loaded.body) == list(recorded.body)

@@ -7,7 +7,8 @@ without parsing or encoding an event::
 
     [event: <name> ][id: <id> ]data: <data>
 
-``<name>`` and ``<id>`` hold no white space; ``<data>`` is the event's data on one
+(``data:`` alone when the data is empty). ``<name>`` and ``<id>`` hold no white space;
+``<data>`` is the event's data on one
 line: compact JSON with sorted keys (characters YAML cannot keep in a literal block escaped as
 ``\\uXXXX``, the same JSON) or, when it is not JSON, its text. The text is written
 once, at record time, from the events already scrubbed and id-tokenized; a stream
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from headerlock.formats.wire_response import SseEvent
 
 _TOKEN: Final = re.compile(r"\S+")
-_LINE: Final = re.compile(r"(?:event: (\S+) )?(?:id: (\S+) )?data: (.*)")
-LINES: Final = re.compile(r"(?:(?:event: \S+ )?(?:id: \S+ )?data: [^\n]*\n)*")
+_LINE: Final = re.compile(r"(?:event: (\S+) )?(?:id: (\S+) )?data:(?: (.*))?")
+LINES: Final = re.compile(r"(?:(?:event: \S+ )?(?:id: \S+ )?data:(?: [^\n]*)?\n)*")
 """A whole stream text: every line an event's (checked in one match on load)."""
 _UNSAFE_TEXT: Final = re.compile(
     "[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]|[ ]$"
@@ -41,8 +42,8 @@ _UNSAFE_TEXT: Final = re.compile(
 cannot keep, a trailing space."""
 _ESCAPED: Final = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 """Characters compact JSON keeps as they are that a literal block cannot: escaped."""
-_EVENT_FIELD: Final = re.compile(r"^(event: \S+) (?=(?:id: \S+ )?data: )", re.MULTILINE)
-_ID_FIELD: Final = re.compile(r"^(id: \S+) (?=data: )", re.MULTILINE)
+_EVENT_FIELD: Final = re.compile(r"^(event: \S+) (?=(?:id: \S+ )?data:)", re.MULTILINE)
+_ID_FIELD: Final = re.compile(r"^(id: \S+) (?=data:)", re.MULTILINE)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
@@ -67,7 +68,7 @@ def event_line(event: SseEvent) -> str | None:
     text = str(event.data)
     if _UNSAFE_TEXT.search(text):
         return None
-    return f"{head}data: {text}"
+    return f"{head}data: {text}" if text else f"{head}data:"
 
 
 def stream_text(events: Iterable[SseEvent]) -> str | None:
@@ -93,13 +94,6 @@ def bad_line(text: str) -> int | None:
     return len(lines)
 
 
-def _data(text: str) -> tuple[object, bool]:
-    try:
-        return json.loads(text), True
-    except (ValueError, RecursionError):
-        return text, False
-
-
 @dataclass(frozen=True, slots=True)
 class EventLines:
     """A stream kept as its text (one event per line); iterating parses the events
@@ -108,13 +102,12 @@ class EventLines:
     text: str
 
     def __iter__(self) -> Iterator[SseEvent]:
-        from headerlock.formats.wire_response import SseEvent  # it imports this module
+        from headerlock.formats.wire_response import sse_event  # it imports this module
 
         for line in self.text.split("\n"):
             found = _LINE.fullmatch(line)
             if found is not None:
-                data, is_json = _data(found[3])
-                yield SseEvent(data, is_json, found[1], found[2])
+                yield sse_event(found[3] or "", found[1], found[2])
 
     def __len__(self) -> int:
         return self.text.count("\n")
@@ -136,5 +129,5 @@ class EventLines:
         for line in self.text.split("\n"):
             found = _LINE.fullmatch(line)
             if found is not None:
-                pieces.append(aws_eventstream.frame_text(found[1] or "", found[3]))
+                pieces.append(aws_eventstream.frame_text(found[1] or "", found[3] or ""))
         return b"".join(pieces)

@@ -3,7 +3,9 @@
 A body is kept as JSON data, as text, as the server-sent ``events`` of a stream, each
 event with its data (JSON when it parses), name and id, so a replay hands the client the
 same stream (AWS's binary event-stream frames too, decoded: ``aws_eventstream``), or as
-``base64`` of its bytes when it is not UTF-8 (an image a tool fetched).
+``base64`` of its bytes when it is not UTF-8 (an image a tool fetched). A recording keeps
+a stream as its text, one event per line (``stream_text``); a stream loaded from one has
+an ``EventLines`` body, served from that text without parsing an event.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def parse_sse(text: str) -> tuple[SseEvent, ...]:
     for line in [*_LINE.split(text), ""]:
         if not line:
             if data:
-                events.append(_event("\n".join(data), name, event_id))
+                events.append(sse_event("\n".join(data), name, event_id))
             data, name, event_id = [], None, None
             continue
         if line.startswith(":"):
@@ -124,7 +126,9 @@ def parse_sse(text: str) -> tuple[SseEvent, ...]:
     return tuple(events)
 
 
-def _event(text: str, name: str | None, event_id: str | None) -> SseEvent:
+def sse_event(text: str, name: str | None, event_id: str | None) -> SseEvent:
+    """One event from its data text: JSON when it parses (and nests no deeper than
+    ``JSON_MAX_DEPTH``), else the text."""
     try:
         return SseEvent(_json(text), True, name, event_id)
     except ValueError:

@@ -120,7 +120,7 @@ def test_anthropic_bedrock_records_and_replays_invoke_and_its_stream(
     stream = entries[2].response
     assert stream is not None and stream.content_type == "application/vnd.amazon.eventstream"
     assert {e.event for e in stream.body} == {"chunk"}
-    assert stream.body[0].data["type"] == "message_start"  # the Anthropic event, decoded
+    assert next(iter(stream.body)).data["type"] == "message_start"  # the Anthropic event
     text = (tmp_path / "cloud.yaml").read_text()
     assert KEY_ID not in text and SECRET not in text
 

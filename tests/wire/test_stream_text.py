@@ -109,10 +109,19 @@ def test_migrate_leaves_other_files_alone_and_names_what_it_cannot_read(
         f"{recordings.as_posix()}/newer.yaml: wire format version 3 is newer than this"
         " headerlock reads (2); upgrade headerlock",
         f"{recordings.as_posix()}/old.yaml: wire format version 1 -> migrated",
-        "1 migrated, 0 current, 1 not headerlock's (left alone), 2 unreadable",
+        "1 migrated, 0 current, 1 not headerlock's (left alone), 2 failed",
     ]
     assert (recordings / "notes.yaml").read_text() == foreign
     assert (recordings / "newer.yaml").read_text() == newer
+    outside = tmp_path / "outside.yaml"
+    shutil.copy(V1, outside)
+    (recordings / "old.yaml").unlink()
+    (recordings / "old.yaml").symlink_to(outside)
+    assert main(["migrate", str(recordings / "old.yaml")]) == 2
+    assert "old.yaml: is a symbolic link; headerlock writes only files it owns" in (
+        capsys.readouterr().out
+    )
+    assert outside.read_bytes() == V1.read_bytes()
 
 
 def test_a_pending_file_is_migrated_and_stays_reviewable(tmp_path: Path) -> None:

@@ -220,7 +220,7 @@ def migrate_command(paths: Sequence[Path], *, check: bool, say: Callable[[str], 
     done = "to migrate" if check else "migrated"
     say(
         f"{counts['migrate']} {done}, {counts['current']} current,"
-        f" {counts['foreign']} not headerlock's (left alone), {counts['error']} unreadable"
+        f" {counts['foreign']} not headerlock's (left alone), {counts['error']} failed"
     )
     if counts["error"]:
         return EXIT_BAD_INPUT

@@ -224,3 +224,17 @@ def test_a_pytest_session_replays_a_version_1_recording_and_says_so_once(
     result = pytester.runpytest_inprocess()
     result.assert_outcomes(passed=1)
     assert "headerlock migrate" not in result.stdout.str()
+
+
+def test_diff_names_the_event_a_stream_changed_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    shutil.copy(V1, a)
+    assert main(["migrate", str(a)]) == 0
+    b.write_text(a.read_text().replace('"text":"claude "', '"text":"Claude "'))
+    capsys.readouterr()
+    assert main(["diff", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "request 6 (anthropic.messages) response: response.stream[3]: 'event: content" in out
+    assert '\n+      event: content_block_delta data: {"delta":{"text":"Claude ",' in out

@@ -24,6 +24,7 @@ from headerlock.formats.wire_recording import (
     is_wire_data,
     wire_recording_from_data,
 )
+from headerlock.formats.wire_response import STREAM_KEY
 from headerlock.testing.wire.apis import NAMES, model_api
 from headerlock.testing.wire.compare import (
     Difference,
@@ -138,10 +139,17 @@ def _headline(found: PrefixBreak | None, a: WireRecording, b: WireRecording) -> 
 def _response_lines(number: int, a: WireEntry, b: WireEntry) -> list[str]:
     if a.response is None or b.response is None:
         return []
-    left, right = a.response.to_data(), b.response.to_data()
+    left, right = _by_event(a.response.to_data()), _by_event(b.response.to_data())
     if left == right:
         return []
     return [f"request {number} ({b.api}) response: {'; '.join(changes(left, right, 'response'))}"]
+
+
+def _by_event(response: dict[str, Any]) -> dict[str, Any]:
+    """A response's data with its stream text as its lines (one per event), so a change
+    is named by the event it is in (``response.stream[3]``)."""
+    text = response.get(STREAM_KEY)
+    return {**response, STREAM_KEY: text.splitlines()} if isinstance(text, str) else response
 
 
 def differences(a: WireRecording, b: WireRecording) -> list[str]:

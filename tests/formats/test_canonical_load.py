@@ -17,6 +17,7 @@ from headerlock.formats.wire_recording import parse_wire_recording
 @pytest.fixture(autouse=True)
 def _any_length(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(canonical_load, "MIN_CHARS", 0)
+    monkeypatch.setattr(canonical_load, "MIN_ITEMS", 0)
 
 
 def _session(requests: int) -> dict[str, Any]:
@@ -96,3 +97,10 @@ def test_a_duplicate_key_in_a_long_recording_is_the_strict_error() -> None:
     text = dump(_session(4)).replace("    role: user\n", "    role: user\n    role: user\n")
     with pytest.raises(WireRecordingError, match="duplicate key 'role'"):
         parse_wire_recording(text, path="r.yaml")
+
+
+def test_a_recording_of_few_requests_is_loaded_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = dump(_session(3))
+    assert load_repeating(text, max_depth=400) is not None
+    monkeypatch.setattr(canonical_load, "MIN_ITEMS", text.count("\n- ") + 1)
+    assert load_repeating(text, max_depth=400) is None  # few requests: the strict loader

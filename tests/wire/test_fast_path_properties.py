@@ -92,6 +92,7 @@ def _recording(requests: list[list[Any]], config: dict[str, Any], stream: bool) 
 @pytest.fixture(autouse=True)
 def _any_length(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(canonical_load, "MIN_CHARS", 0)  # the shortcut on short texts too
+    monkeypatch.setattr(canonical_load, "MIN_ITEMS", 0)
 
 
 @PROPERTY

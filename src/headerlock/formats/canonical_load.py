@@ -27,6 +27,9 @@ from headerlock.formats.strict_yaml import loads, paused_gc
 
 MIN_CHARS: Final = 1 << 20
 """Shorter texts are loaded strictly: the shortcut pays off on long sessions."""
+MIN_ITEMS: Final = 8
+"""Texts with fewer top-level list items are loaded strictly too: few requests repeat
+little, and checking a long stream's text costs more than loading it (format 2)."""
 _OUTER_END: Final = re.compile(r"\n(?:(?![ \n])(?!- ))")
 """The end of a top-level list: a line at column 0 that is not an item's."""
 _INNER_END: Final = re.compile(r"\n(?:(?![ \n])| (?! )|  (?! |- ))")
@@ -46,7 +49,7 @@ def load_repeating(
 ) -> Any | None:
     """The data of ``text`` (what ``strict_yaml.loads`` gives), or ``None`` when the
     text is not one ``dump`` wrote with a non-empty ``outer`` list at the top."""
-    if len(text) < MIN_CHARS:
+    if len(text) < MIN_CHARS or text.count("\n- ") < MIN_ITEMS:
         return None
     try:
         with paused_gc():

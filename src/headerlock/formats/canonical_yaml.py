@@ -47,7 +47,6 @@ _RESERVED = frozenset(
 )
 _EXOTIC = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_LITERAL_UNSAFE = re.compile(r"[\t\r]|[ ]\n|[ ]$")
 _ESCAPES = {
     ord('"'): '\\"',
     ord("\\"): "\\\\",
@@ -209,10 +208,16 @@ def _scalar_value(value: Any, content_indent: int, out: list[str], *, root: bool
 
 
 def _literal_ok(text: str) -> bool:
+    """Whether a literal block keeps ``text`` exactly (no tab, carriage return or
+    trailing space on a line: plain substring tests, fast on a long stream's text)."""
+    body = text.rstrip("\n")
     return (
         text[0] not in " \n"
+        and "\t" not in body
+        and "\r" not in body
+        and " \n" not in body
+        and not body.endswith(" ")
         and not _EXOTIC.search(text)
-        and not _LITERAL_UNSAFE.search(text.rstrip("\n"))
     )
 
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, cast
 
 from headerlock.errors import OutputFileError, WireRecordingError, YamlError
 from headerlock.formats import placeholders, schema
@@ -331,7 +331,7 @@ class _Reader:
             self.fail(key, "needs exactly one of base64, events, json, stream or text")
         if kinds[0] == STREAM_KEY:
             return WireResponse(status, content_type, "events", self.stream(data, key))
-        kind: BodyKind = kinds[0]  # type: ignore[assignment]
+        kind = cast(BodyKind, kinds[0])
         body = data[kind]
         if kind in ("text", "base64"):
             self.str_(body, f"{key}.{kind}")

@@ -27,11 +27,11 @@ if _typing.TYPE_CHECKING:
         WireOrderError as WireOrderError,
         WireRecordingError as WireRecordingError,
     )
-    from headerlock.runtime.wire_tools import (
-        order_wire_tools as order_wire_tools,
-    )
     from headerlock.testing.scenario.project import (
         Project as Project,
+    )
+    from headerlock.testing.wire.apis.tool_lists import (
+        order_wire_tools as order_wire_tools,
     )
     from headerlock.testing.wire.cache.report import (
         CacheReport as CacheReport,
@@ -64,7 +64,7 @@ _PUBLIC = {
         "WireOrderError",
         "WireRecordingError",
     ),
-    "headerlock.runtime.wire_tools": ("order_wire_tools",),
+    "headerlock.testing.wire.apis.tool_lists": ("order_wire_tools",),
     "headerlock.testing.scenario.project": ("Project",),
     "headerlock.testing.wire.cache.report": (
         "CacheReport",

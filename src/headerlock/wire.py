@@ -35,7 +35,7 @@ if _typing.TYPE_CHECKING:
         WireOrderError as WireOrderError,
         WireRecordingError as WireRecordingError,
     )
-    from headerlock.runtime.wire_tools import (
+    from headerlock.testing.wire.apis.tool_lists import (
         order_wire_tools as order_wire_tools,
     )
     from headerlock.testing.wire.cache.findings import (
@@ -75,7 +75,7 @@ _PUBLIC = {
         "WireOrderError",
         "WireRecordingError",
     ),
-    "headerlock.runtime.wire_tools": ("order_wire_tools",),
+    "headerlock.testing.wire.apis.tool_lists": ("order_wire_tools",),
     "headerlock.testing.wire.cache.findings": ("CacheFinding",),
     "headerlock.testing.wire.cache.report": (
         "CacheReport",

@@ -17,8 +17,8 @@ from hypothesis import given, strategies as st
 from headerlock.errors import ToolOrderError, WireToolError
 from headerlock.runtime.tool_order import TOOL_ORDER_REST, order_tools
 from headerlock.runtime.tools import ToolSchema
-from headerlock.runtime.wire_tools import order_wire_tools, wire_tool_name
 from headerlock.strategies import tool_names, tool_orders
+from headerlock.testing.wire.apis.tool_lists import order_wire_tools, wire_tool_name
 
 Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 VECTORS = Path(__file__).parents[1] / "vectors" / "tool-order.yaml"

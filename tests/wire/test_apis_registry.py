@@ -16,13 +16,13 @@ import pytest
 import headerlock
 from headerlock.errors import ConfigError, WireRecordingError
 from headerlock.formats.canonical_yaml import dump
-from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire import apis
 from headerlock.testing.wire.apis import NAMES, REGISTERED, detect_api, model_api, split_body
+from headerlock.testing.wire.apis.tool_lists import wire_tool_name
 from headerlock.testing.wire.lock import lock
 
 SOURCE = Path(headerlock.__file__).parent
-BASE_MODULES = {"base", "cache_rules"}
+BASE_MODULES = {"base", "cache_rules", "tool_lists"}
 
 BODIES: dict[str, bytes] = {
     "openai.chat": b'{"model": "m", "user": "u1", "messages": [{"role": "system", "content": "S"},'

@@ -23,7 +23,7 @@ from headerlock.errors import (
     WireOrderError,
     WireToolError,
 )
-from headerlock.runtime.wire_tools import order_wire_tools
+from headerlock.testing.wire.apis.tool_lists import order_wire_tools
 from headerlock.testing.wire.order import (
     assert_order_invariant,
     assert_order_invariant_async,

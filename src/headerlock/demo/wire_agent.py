@@ -2,9 +2,10 @@
 
 It knows nothing of headerlock's runtime: it sends chat completions with a
 tool list and runs the tool calls it gets back, as agents built on the SDK do.
-headerlock captures its requests at the HTTP layer. Its tools go through
-``order_wire_tools``, so the request bytes do not depend on the order the
-tools were gathered in. The endpoint is ``HEADERLOCK_DEMO_BASE_URL`` (a closed
+headerlock captures its requests at the HTTP layer. Its tools go through the
+deterministic order (what ``headerlock.order_wire_tools`` does for a chat tool list; the
+demo never imports ``headerlock.testing``), so the request bytes do not depend on the
+order the tools were gathered in. The endpoint is ``HEADERLOCK_DEMO_BASE_URL`` (a closed
 local port by default: under headerlock the scripted model answers).
 """
 
@@ -15,8 +16,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from headerlock.runtime.wire_tools import order_wire_tools
+from headerlock.runtime.wire_tools import ToolShape, order_shaped_tools
 
+CHAT_TOOLS = ToolShape("OpenAI chat", wrapper="function", kind="function")
+"""How a chat completions request holds its tools (the SDK client this demo is)."""
 SYSTEM = "You are a terse assistant. Use the tools for anything about text."
 MAX_STEPS = 4
 
@@ -51,7 +54,7 @@ def tool_list() -> list[dict[str, Any]]:
         {"type": "function", "function": {"name": n, "description": d, "parameters": TEXT_ARGUMENT}}
         for n, (d, _) in TOOLS.items()
     ]
-    return order_wire_tools(tools)
+    return order_shaped_tools(tools, (CHAT_TOOLS,))
 
 
 def run(prompt: str) -> str:

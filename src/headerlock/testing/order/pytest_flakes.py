@@ -30,7 +30,6 @@ from headerlock.errors import HeaderlockError, InputFileError
 from headerlock.formats.explain import changed_paths
 from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.runtime.plugins import subprocess_env
-from headerlock.runtime.wire_tools import GEMINI_DECLARATIONS, wire_tool_name
 
 _POLL: Final = 0.2
 """How often a wait for a run looks for a stop (Ctrl-C)."""
@@ -139,26 +138,19 @@ class WireTestReport:
         return first_difference(groups[0][0].requests, groups[1][0].requests)
 
 
-def _flat_tools(tools: Any) -> list[Any]:
-    """One entry per tool (a Gemini entry's function declarations each count)."""
-    flat: list[Any] = []
-    for entry in tools if isinstance(tools, list) else []:
-        if isinstance(entry, Mapping) and any(k in entry for k in GEMINI_DECLARATIONS):
-            for key, value in entry.items():
-                if key in GEMINI_DECLARATIONS and isinstance(value, list):
-                    flat.extend(value)
-                else:
-                    flat.append({key: value})
-        else:
-            flat.append(entry)
-    return flat
+def _named_tools(request: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """The names and the tools of a request, one per tool as its API lists them (the
+    run's plugin wrote them: ``flake_probe.header_of``)."""
+    pairs = request.get("named_tools")
+    listed = pairs if isinstance(pairs, list) else []
+    named = [p for p in listed if isinstance(p, list) and len(p) == 2]
+    return [str(name) for name, _ in named], [tool for _, tool in named]
 
 
-def _tools_difference(a: Any, b: Any) -> str:
+def _tools_difference(x: Mapping[str, Any], y: Mapping[str, Any]) -> str:
     """``tools order: x, y -> y, x``, or the first changed path keyed by tool name."""
-    first, second = _flat_tools(a), _flat_tools(b)
-    names = [wire_tool_name(t, strict=False) for t in first]
-    other = [wire_tool_name(t, strict=False) for t in second]
+    names, first = _named_tools(x)
+    other, second = _named_tools(y)
     change = compare_tool_names(names, other)
     if change.same_set and change.reordered:
         return f"tools order: {change.order()}"
@@ -183,7 +175,7 @@ def first_difference(a: Sequence[Any], b: Sequence[Any]) -> str:
             if x.get(key) != y.get(key):
                 return f"{where} {key}: {x.get(key)} -> {y.get(key)}"
         if x.get("tools") != y.get("tools"):
-            return f"{where} {_tools_difference(x.get('tools'), y.get('tools'))}"
+            return f"{where} {_tools_difference(x, y)}"
         for key in ("system", "config"):
             if x.get(key) != y.get(key):
                 lines = changed_paths({key: x.get(key)}, {key: y.get(key)})

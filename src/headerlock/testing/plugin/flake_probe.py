@@ -27,6 +27,7 @@ from headerlock.formats.secrets import secret_values
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.state import record_test_command
 from headerlock.testing.plugin.wire_classes import MARKER
+from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRequest
 
@@ -73,13 +74,17 @@ def probe_lock(
 
 
 def header_of(request: WireRequest) -> dict[str, Any]:
-    """What ``headerlock flakes`` compares of one request: its header."""
+    """What ``headerlock flakes`` compares of one request: its header, and its tools one
+    per name as its API lists them (``named_tools``: ``[name, tool]`` pairs)."""
+    api = model_api(request.api)
+    tools = request.header.tools
     return {
         "api": request.api,
         "path": request.path,
         "config": request.header.config,
         "system": request.header.system,
-        "tools": request.header.tools,
+        "tools": tools,
+        "named_tools": [[api.tool_name(t), t] for t in api.tools_of(tools)],
     }
 
 

@@ -23,7 +23,6 @@ from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.runtime.canonical import canonical_json
-from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.compare import same
 
@@ -221,10 +220,11 @@ def _tools_lines(head: str, api: str, pin: PinnedHeader, sent: Any) -> list[str]
 def _by_name(api: str, tools: Any) -> dict[str, Any] | None:
     """``tools`` keyed by name in the order sent; ``None`` when names repeat."""
     try:
-        listed = model_api(api).tools_of(tools)
+        found = model_api(api)
+        listed = found.tools_of(tools)
     except HeaderlockError:
         return None
-    named = {wire_tool_name(tool, strict=False): tool for tool in listed}
+    named = {found.tool_name(tool): tool for tool in listed}
     return named if len(named) == len(listed) else None
 
 

@@ -21,7 +21,6 @@ from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
-from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire.apis import model_api
 
 if TYPE_CHECKING:
@@ -121,7 +120,8 @@ def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntr
 
 
 def _by_name(api: str, tools: Any) -> dict[str, Any]:
-    return {wire_tool_name(t, strict=False): t for t in model_api(api).tools_of(tools)}
+    found = model_api(api)
+    return {found.tool_name(t): t for t in found.tools_of(tools)}
 
 
 def tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:

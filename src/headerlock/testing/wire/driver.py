@@ -55,8 +55,6 @@ from headerlock.runtime.session import (
     USER_MESSAGE,
     SessionLog,
 )
-from headerlock.runtime.tools import ToolSchema
-from headerlock.runtime.wire_tools import wire_tool_name
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.agent_entry import (
     TURN_TIMEOUT,
@@ -121,28 +119,13 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _tool(tool: Any) -> ToolSchema:
-    """One wire tool (any API's shape, see ``ModelApi.tools_of``) as a ``ToolSchema``."""
-    if not isinstance(tool, Mapping):
-        return ToolSchema(str(tool))
-    spec = tool.get("function", tool) if isinstance(tool.get("function"), Mapping) else tool
-    schema = spec.get("parameters", spec.get("input_schema", spec.get("inputSchema", {})))
-    if isinstance(schema, Mapping) and list(schema) == ["json"]:  # Bedrock's inputSchema
-        schema = schema["json"]
-    return ToolSchema(
-        name=wire_tool_name(tool, strict=False),
-        description=str(spec.get("description", "")),
-        parameters=schema if isinstance(schema, Mapping) else {},
-    )
-
-
 def request_header(request: WireRequest) -> RequestHeader:
     """The runtime header of one captured request: config, system text, tools as sent."""
     found = model_api(request.api)
     return RequestHeader(
         config={"api": request.api, **request.header.config},
         system=found.system_text(request.header.system),
-        tools=tuple(_tool(t) for t in found.tools_of(request.header.tools)),
+        tools=tuple(found.tool_schema(t) for t in found.tools_of(request.header.tools)),
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from headerlock.errors import ToolRegistrationError, WireToolError
 from headerlock.runtime.canonical import canonical_json, code_unit_key
-from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.testing.wire.apis.tool_lists import wire_tool_name
 
 T = TypeVar("T")
 

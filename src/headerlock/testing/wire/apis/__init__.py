@@ -27,8 +27,8 @@ REGISTERED: Final[tuple[ModelApi, ...]] = (
     openai_chat.API,
     openai_responses.API,
     anthropic_messages.API,
-    gemini.API,
     bedrock_converse.API,
+    gemini.API,
 )
 """Every model API, in the order a request path is matched against them."""
 

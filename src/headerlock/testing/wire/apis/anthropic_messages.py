@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from headerlock.formats import aws_eventstream
+from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
     PER_USER,
@@ -259,6 +260,8 @@ HTTP_HEADERS: Final = ("anthropic-beta", "anthropic-version")
 
 API: Final = ModelApi(
     name="anthropic.messages",
+    tool_shape=ToolShape("Anthropic"),
+    schema_at=("input_schema",),
     path_suffixes=("/messages",),
     cloud_route=cloud_route,
     model_of=model_of,

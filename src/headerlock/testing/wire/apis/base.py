@@ -19,7 +19,8 @@ from typing import Any, Final
 
 from headerlock.formats.wire_response import WireResponse
 from headerlock.runtime.adapters.scripted import Reply
-from headerlock.runtime.wire_tools import wire_tool_name
+from headerlock.runtime.tools import ToolSchema
+from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
 from headerlock.testing.wire.spans import Span, array_elements, object_members
 
@@ -312,6 +313,10 @@ class ModelApi:
     unlocked_query: tuple[str, ...] = SIGNED_QUERY
     """Query parameter name prefixes (lowercase) left out of the header; every other
     non-credential parameter (Azure's ``api-version``) is locked with it."""
+    tool_shape: ToolShape = FLAT
+    """How its tool list holds its tools (``order_wire_tools`` and tool names)."""
+    schema_at: tuple[str, ...] = ("parameters",)
+    """The key path of a tool's parameter schema in its definition."""
 
     @property
     def provider(self) -> str:
@@ -325,9 +330,30 @@ class ModelApi:
             return True
         return self.cloud_route is not None and self.cloud_route(path, body)
 
+    def tool_name(self, tool: Any) -> str:
+        """The name of one tool of ``tools_of`` as sent (``?``: it has none)."""
+        return tool_name(tool, (self.tool_shape,), strict=False)
+
+    def tool_schema(self, tool: Any) -> ToolSchema:
+        """One tool of ``tools_of`` as a runtime ``ToolSchema`` (name, description,
+        parameters)."""
+        if not isinstance(tool, Mapping):
+            return ToolSchema(str(tool))
+        wrapper = self.tool_shape.wrapper
+        inner = tool.get(wrapper) if wrapper is not None else None
+        spec = inner if isinstance(inner, Mapping) else tool
+        schema: Any = spec
+        for key in self.schema_at:
+            schema = schema.get(key, {}) if isinstance(schema, Mapping) else {}
+        return ToolSchema(
+            name=self.tool_name(tool),
+            description=str(spec.get("description", "")),
+            parameters=schema if isinstance(schema, Mapping) else {},
+        )
+
     def tool_names(self, tools: Any) -> list[str]:
         """The names of ``tools`` in the order sent."""
-        return [wire_tool_name(t, strict=False) for t in self.tools_of(tools)]
+        return [self.tool_name(t) for t in self.tools_of(tools)]
 
     def cache_reason(self, segment: str) -> str | None:
         """What the provider's cache calls a change in ``segment`` (``None``: nothing)."""

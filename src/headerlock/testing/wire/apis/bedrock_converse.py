@@ -25,6 +25,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from headerlock.formats import aws_eventstream
+from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
     ModelApi,
@@ -222,6 +223,8 @@ not read back)."""
 
 API: Final = ModelApi(
     name="bedrock.converse",
+    tool_shape=ToolShape("Bedrock", wrapper=TOOL_SPEC, breakpoint=CACHE_POINT),
+    schema_at=("inputSchema", "json"),
     path_suffixes=(CONVERSE, STREAM),
     messages_key="messages",
     system_keys=("system",),

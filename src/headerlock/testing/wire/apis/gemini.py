@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from headerlock.runtime.wire_tools import GEMINI_DECLARATIONS
+from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
     SSE,
@@ -33,6 +33,9 @@ from headerlock.testing.wire.spans import Span, array_elements, object_members
 
 GENERATE: Final = ":generateContent"
 STREAM: Final = ":streamGenerateContent"
+GEMINI_DECLARATIONS: Final = ("functionDeclarations", "function_declarations")
+"""The keys a Gemini ``tools[]`` entry lists its function declarations under (the REST
+API's camelCase, which the SDK sends, and the SDK's own snake_case)."""
 
 
 def model_of(path: str, request: Mapping[str, Any]) -> str:
@@ -175,6 +178,7 @@ is the one in the URL path (``model_of``)."""
 
 API: Final = ModelApi(
     name="gemini.generate",
+    tool_shape=ToolShape("Gemini", groups=GEMINI_DECLARATIONS),
     path_suffixes=(GENERATE, STREAM),
     messages_key="contents",
     system_keys=("systemInstruction", "system_instruction"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
     PER_USER,
@@ -184,6 +185,7 @@ HTTP_HEADERS: Final = ("openai-beta", "openai-organization", "openai-project")
 
 API: Final = ModelApi(
     name="openai.chat",
+    tool_shape=ToolShape("OpenAI chat", wrapper="function", kind="function"),
     path_suffixes=("/chat/completions",),
     messages_key="messages",
     system_keys=(),

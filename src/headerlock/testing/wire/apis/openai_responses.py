@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
     PER_USER,
@@ -220,6 +221,7 @@ CACHE: Final = CacheRules(
 
 API: Final = ModelApi(
     name="openai.responses",
+    tool_shape=ToolShape("OpenAI responses"),
     path_suffixes=("/responses",),
     messages_key="input",
     system_keys=("instructions",),

@@ -21,7 +21,7 @@ from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.apis import ModelApi, model_api
 
 if TYPE_CHECKING:
     from headerlock.testing.wire.header_change import HeaderChange
@@ -76,9 +76,15 @@ def _changes(recorded: Any, sent: Any, where: str) -> str:
 
 
 def entry_differences(
-    number: int, recorded: WireEntry, sent: WireEntry, *, pinned: bool
+    number: int,
+    recorded: WireEntry,
+    sent: WireEntry,
+    *,
+    pinned: bool,
+    model: ModelApi | None = None,
 ) -> list[Difference]:
-    """Every difference between ``sent`` and ``recorded`` (empty when they match)."""
+    """Every difference between ``sent`` and ``recorded`` (empty when they match);
+    ``model`` is ``sent``'s API when the caller holds it (else found by its name)."""
     api = sent.api
     if recorded.api != sent.api:
         return [Difference(number, api, "api", f"recorded {recorded.api}, sent {sent.api}")]
@@ -89,8 +95,9 @@ def entry_differences(
         a, b = getattr(recorded, segment), getattr(sent, segment)
         if not same(a, b):
             found.append(Difference(number, api, segment, _changes(a, b, segment)))
+    model = model_api(api) if model is None else model
     if pinned:
-        found += tool_differences(number, api, recorded.tools, sent.tools)
+        found += tool_differences(number, model, recorded.tools, sent.tools)
     elif recorded.header is not None and sent.header is not None:
         pass  # the header lock compares them (``header_change``)
     elif not same(recorded.tools, sent.tools) or recorded.tool_names != sent.tool_names:
@@ -99,7 +106,7 @@ def entry_differences(
         detail = _changes(recorded.messages, sent.messages, "messages")
         found.append(Difference(number, api, "messages", detail))
     if pinned and recorded.prefix_sha256 != sent.prefix_sha256:
-        found.append(prefix_difference(number, api, recorded, sent))
+        found.append(prefix_difference(number, model, recorded, sent))
     return found
 
 
@@ -119,18 +126,18 @@ def _names_difference(number: int, api: str, recorded: WireEntry, sent: WireEntr
     return Difference(number, api, "tools", "; ".join(parts), tool=change.first_changed)
 
 
-def _by_name(api: str, tools: Any) -> dict[str, Any]:
-    found = model_api(api)
-    return {found.tool_name(t): t for t in found.tools_of(tools)}
+def _by_name(model: ModelApi, tools: Any) -> dict[str, Any]:
+    return {model.tool_name(t): t for t in model.tools_of(tools)}
 
 
-def tool_differences(number: int, api: str, recorded: Any, sent: Any) -> list[Difference]:
-    """How two tool lists of ``api`` differ, per tool (empty when they are the same)."""
+def tool_differences(number: int, model: ModelApi, recorded: Any, sent: Any) -> list[Difference]:
+    """How two tool lists of ``model`` differ, per tool (empty when they are the same)."""
+    api = model.name
     if same(recorded, sent):
         return []
     if not isinstance(recorded, list) or not isinstance(sent, list):
         return [Difference(number, api, "tools", _changes(recorded, sent, "tools"))]
-    old, new = _by_name(api, recorded), _by_name(api, sent)
+    old, new = _by_name(model, recorded), _by_name(model, sent)
     change = compare_tool_names(list(old), list(new))
     found = [Difference(number, api, "tools", f"removed {n}", tool=n) for n in change.removed]
     found += [Difference(number, api, "tools", f"added {n}", tool=n) for n in change.added]
@@ -162,10 +169,9 @@ def snippet(raw: bytes, offset: int) -> str:
     return f"`{text}`"
 
 
-def tool_at(api: str, tools_raw: bytes, offset: int) -> tuple[str | None, int]:
-    """The name of the tool (of ``api``'s tools list ``tools_raw``) whose bytes hold
+def tool_at(found: ModelApi, tools_raw: bytes, offset: int) -> tuple[str | None, int]:
+    """The name of the tool (of ``found``'s tools list ``tools_raw``) whose bytes hold
     ``offset``, and the offset inside it."""
-    found = model_api(api)
     try:
         spans = found.tool_spans(tools_raw)
         names = found.tool_names(json.loads(tools_raw))
@@ -182,30 +188,34 @@ def short_sha(sha: str | None) -> str:
     return "none" if sha is None else f"{sha[:12]}..."
 
 
-def prefix_difference(number: int, api: str, recorded: WireEntry, sent: WireEntry) -> Difference:
-    """Where the cacheable prefix of ``sent`` first differs from the recorded one."""
+def prefix_difference(
+    number: int, model: ModelApi, recorded: WireEntry, sent: WireEntry
+) -> Difference:
+    """Where the cacheable prefix of ``sent`` (a request of ``model``) first differs from
+    the recorded one."""
     shas = f"prefix_sha256 {short_sha(recorded.prefix_sha256)} -> {short_sha(sent.prefix_sha256)}"
     if recorded.prefix is None or sent.prefix is None:
-        return Difference(number, api, "prefix", shas)
-    return _prefix_bytes(number, api, recorded.prefix, sent.prefix, shas)
+        return Difference(number, model.name, "prefix", shas)
+    return _prefix_bytes(number, model, recorded.prefix, sent.prefix, shas)
 
 
 def _prefix_bytes(
-    number: int, api: str, recorded: WirePrefix, sent: WirePrefix, shas: str
+    number: int, model: ModelApi, recorded: WirePrefix, sent: WirePrefix, shas: str
 ) -> Difference:
+    api = model.name
     old, new = recorded.raw, sent.raw
     offset = first_offset(old, new)
     in_tools = recorded.tools != sent.tools
     segment = "tools" if in_tools else "system"
-    tool, inner = tool_at(api, sent.tools.encode(), offset) if in_tools else (None, 0)
+    tool, inner = tool_at(model, sent.tools.encode(), offset) if in_tools else (None, 0)
     where = f"in tool {tool} at byte {inner} of it" if tool else f"in the {segment}"
     detail = f"{shas}; first differing byte {offset} ({where}): recorded {snippet(old, offset)}"
     detail += f", sent {snippet(new, offset)}"
     if _same_data(recorded, sent):
         detail += "; the same data in other bytes (JSON key order or spacing)"
-    reason = model_api(api).cache_reason(segment)
+    reason = model.cache_reason(segment)
     if reason is not None:
-        detail += f"; {model_api(api).provider} cache: {reason}"
+        detail += f"; {model.provider} cache: {reason}"
     return Difference(number, api, "prefix", detail, tool=tool, offset=offset, cache_reason=reason)
 
 

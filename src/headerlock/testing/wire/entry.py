@@ -49,7 +49,7 @@ def build_entry(
         tools = None if split.tools is None else placeholders.TOOLS
         prefix = None
     return WireEntry(
-        api=split.api,
+        api=split.api.name,
         path=scrubber.text(path),
         config=config,
         system=system,

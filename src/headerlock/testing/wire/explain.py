@@ -76,7 +76,8 @@ class PrefixBreak:
 
 def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
     assert a.prefix is not None and b.prefix is not None
-    found = prefix_difference(number, b.api, a, b)
+    model = model_api(b.api)
+    found = prefix_difference(number, model, a, b)
     offset = found.offset or 0
     in_tools = a.prefix.tools != b.prefix.tools
     notes = [f"A {snippet(a.prefix.raw, offset)}", f"B {snippet(b.prefix.raw, offset)}"]
@@ -88,7 +89,7 @@ def _pinned_break(number: int, a: WireEntry, b: WireEntry) -> PrefixBreak:
         "tools" if in_tools else "system",
         tuple(notes),
         tool=found.tool,
-        tool_a=tool_at(a.api, a.prefix.tools.encode(), offset)[0] if in_tools else None,
+        tool_a=tool_at(model, a.prefix.tools.encode(), offset)[0] if in_tools else None,
         offset=found.offset,
         cache_reason=found.cache_reason,
     )

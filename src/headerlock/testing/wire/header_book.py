@@ -17,7 +17,7 @@ from headerlock.errors import ConfigError
 from headerlock.formats.header_lock import LOCK_NAME, load_lock
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_scrub import Scrubber
-from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.clients.core import SentRequest
 from headerlock.testing.wire.compare import Difference
 from headerlock.testing.wire.header_change import HeaderChange, explain_header
@@ -59,15 +59,18 @@ class HeaderBook:
             return False
         return live.header != recorded.header or live.header not in self.lock
 
-    def difference(self, number: int, recorded: WireEntry, live: WireEntry) -> Difference:
-        """``live``'s header differs from ``recorded``'s: one change however many requests
-        carry it."""
+    def difference(
+        self, number: int, recorded: WireEntry, live: WireEntry, model: ModelApi
+    ) -> Difference:
+        """``live``'s header (of a request of ``model``) differs from ``recorded``'s: one
+        change however many requests carry it."""
         assert live.header is not None
         key = (recorded.header, live.header)
         change = self._changes.get(key)
         if change is None:
             old = None if recorded.header is None else self.lock.get(recorded.header)
-            change = explain_header(recorded.header, old, live.header, self.headers[live.header])
+            new = self.headers[live.header]
+            change = explain_header(recorded.header, old, live.header, new, model=model)
             self._changes[key] = change
         detail = f"{', '.join(change.segments)} differ from the locked header"
         detail += f" ({recorded.header or 'none'} -> {live.header})"

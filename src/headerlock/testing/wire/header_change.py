@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from headerlock.formats.explain import changes, unified
-from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.apis import ModelApi, model_api
 from headerlock.testing.wire.compare import same, tool_differences
 
 MAX_LINES: Final = 40
@@ -42,9 +42,15 @@ class HeaderChange:
 
 
 def explain_header(
-    old_id: str | None, old: Mapping[str, Any] | None, new_id: str, new: Mapping[str, Any]
+    old_id: str | None,
+    old: Mapping[str, Any] | None,
+    new_id: str,
+    new: Mapping[str, Any],
+    *,
+    model: ModelApi | None = None,
 ) -> HeaderChange:
-    """How ``new`` differs from the locked header ``old`` (``None``: not in the lock)."""
+    """How ``new`` differs from the locked header ``old`` (``None``: not in the lock);
+    ``model`` is ``new``'s API when the caller holds it (else found by its name)."""
     if old is None:
         why = (
             f"the recorded header {old_id} is not in the header lock (deleted or edited?)"
@@ -65,11 +71,13 @@ def explain_header(
             lines += changes(a, b, segment)
     if not same(old.get("system"), new.get("system")):
         segments.append("system")
-        lines += _system(api, old.get("system"), new.get("system"))
+        model = model_api(api) if model is None else model
+        lines += _system(model, old.get("system"), new.get("system"))
     reordered = False
     if not same(old.get("tools"), new.get("tools")):
         segments.append("tools")
-        found = tool_differences(0, api, old.get("tools"), new.get("tools"))
+        model = model_api(api) if model is None else model
+        found = tool_differences(0, model, old.get("tools"), new.get("tools"))
         reordered = all(d.reordered for d in found)
         lines += [f"tools: {difference.detail}" for difference in found]
     if len(lines) > MAX_LINES:
@@ -77,11 +85,11 @@ def explain_header(
     return HeaderChange(old_id, new_id, tuple(segments), tuple(lines), reordered)
 
 
-def _system(api: str, old: Any, new: Any) -> list[str]:
+def _system(model: ModelApi, old: Any, new: Any) -> list[str]:
     if old is None or new is None:
         had, has = ("none" if v is None else "one" for v in (old, new))
         return [f"system: recorded {had}, sent {has}"]
-    text = model_api(api).system_text
+    text = model.system_text
     a, b = text(old), text(new)
     if a == b:
         return changes(old, new, "system")

@@ -67,7 +67,7 @@ class MessageMemo:
         if not isinstance(given, list) or at is None or body[at : at + 1] != b"[":
             return split
         with self._guard:
-            last = self._sent_last.get(split.api)
+            last = self._sent_last.get(split.api.name)
             elements = repeated_elements(body, at, None if last is None else last[0])
             skip = len(elements.spans) - len(given)
             if skip < 0:
@@ -84,7 +84,7 @@ class MessageMemo:
                     elements.spans[skip + len(kept) :], given[len(kept) :], strict=True
                 )
             ]
-            self._sent_last[split.api] = (elements, skip, messages)
+            self._sent_last[split.api.name] = (elements, skip, messages)
         return replace(split, messages=messages)
 
     def entry(
@@ -138,7 +138,7 @@ class MessageMemo:
         with self._guard:
             if scrubber is not self._scrubber or len(self._seen) > MAX_MESSAGES:
                 self._scrubber, self._seen, self._last = scrubber, {}, {}
-            last = self._last.get(split.api)
+            last = self._last.get(split.api.name)
             elements = repeated_elements(body, at, None if last is None else last.elements)
             skip = len(elements.spans) - len(given)  # leading system messages the split cut
             if skip < 0:
@@ -154,7 +154,7 @@ class MessageMemo:
                 value, text = _scrubbed(self._seen, body[first:end], message, scrubber, ids)
                 done.add(value, text, len(ids.tokens))
             done.tokens = dict(ids.tokens)
-            self._last[split.api] = done
+            self._last[split.api.name] = done
         return done.values, done.texts
 
 

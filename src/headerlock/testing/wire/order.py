@@ -30,7 +30,7 @@ from headerlock.errors import ConfigError, UnorderedValueError, WireOrderError
 from headerlock.formats.tool_sets import compare_tool_names
 from headerlock.runtime.adapters.scripted import ReplySpec
 from headerlock.runtime.aio import run_sync
-from headerlock.testing.wire.apis import Split, model_api, split_body
+from headerlock.testing.wire.apis import Split, split_body
 from headerlock.testing.wire.compare import first_offset, snippet
 from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.recipes import item_name
@@ -205,7 +205,7 @@ def _tools_detail(a: Split, b: Split) -> tuple[str | None, str]:
         tool = change.first_changed
         return tool, "different tools; " + ("; ".join(parts) or f"{first} -> {second}")
     try:
-        spans = model_api(a.api).tool_spans
+        spans = a.api.tool_spans
         pairs = zip(spans(a.tools_raw), spans(b.tools_raw), strict=True)
         for index, ((s1, e1), (s2, e2)) in enumerate(pairs):
             x, y = a.tools_raw[s1:e1], b.tools_raw[s2:e2]

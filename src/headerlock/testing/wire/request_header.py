@@ -24,7 +24,7 @@ from headerlock.errors import ConfigError
 from headerlock.formats.header_lock import header_id
 from headerlock.formats.secrets import is_credential_name
 from headerlock.formats.wire_scrub import Scrubber
-from headerlock.testing.wire.apis import Split, model_api
+from headerlock.testing.wire.apis import ModelApi, Split
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +58,9 @@ class HttpRules:
             (drop if value.startswith("-") else add).append(name.lower())
         return cls(tuple(sorted(set(add))), tuple(sorted(set(drop))))
 
-    def names(self, api: str) -> frozenset[str]:
+    def names(self, api: ModelApi) -> frozenset[str]:
         """The header names locked for a request of ``api``."""
-        return frozenset(model_api(api).http_headers + self.add) - frozenset(self.drop)
+        return frozenset(api.http_headers + self.add) - frozenset(self.drop)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +101,15 @@ def request_header(
     rules: HttpRules,
 ) -> LockedHeader:
     """The header of one request (``split`` of its body, sent to ``path?query``)."""
-    api = model_api(split.api)
+    api = split.api
     config = api.cache.keyed_config(split.config, api.model_of(path, split.config))
     data: dict[str, Any] = {
-        "api": split.api,
+        "api": api.name,
         "config": scrubber.data(config),
         "system": scrubber.data(split.system),
         "tools": scrubber.data(split.tools),
     }
-    http = _http(headers, rules.names(split.api))
+    http = _http(headers, rules.names(api))
     if http:
         data["http"] = scrubber.data(http)
     params = _query(query, api.unlocked_query)

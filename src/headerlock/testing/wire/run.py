@@ -49,7 +49,7 @@ class WireRequest:
     @classmethod
     def of(cls, number: int, path: str, split: Split, body: bytes) -> WireRequest:
         header = WireHeader(split.config, split.system, split.tools)
-        return cls(number, split.api, path, header, split.messages, body, split.prefix_sha256)
+        return cls(number, split.api.name, path, header, split.messages, body, split.prefix_sha256)
 
 
 @dataclass(slots=True, eq=False)

@@ -54,18 +54,23 @@ def _turn(spec: ModelApi, path: str, request: Mapping[str, Any], reply: Reply, i
 
 
 def render_reply(
-    api_name: str, request: Mapping[str, Any], reply: ReplySpec, *, index: int, path: str = ""
+    api: ModelApi | str,
+    request: Mapping[str, Any],
+    reply: ReplySpec,
+    *,
+    index: int,
+    path: str = "",
 ) -> Rendered:
     """The HTTP answer ``(status, content_type, body)`` of scripted reply ``index``.
 
-    ``api_name`` is a registered api (``apis.NAMES``); ``request`` is the parsed
+    ``api`` is a registered API (or its name: ``apis.NAMES``); ``request`` is the parsed
     request body and ``path`` the request's path (its model is echoed; the
     request's stream flag, in the body or the path, selects server-sent
     events). A reply with ``error`` fails the stream after its text, or answers
     HTTP 400 (which the SDKs do not retry) when the request does not stream.
     Raises ``ConfigError`` naming ``script[index]`` for a malformed reply.
     """
-    found = model_api(api_name)
+    found = model_api(api) if isinstance(api, str) else api
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise ConfigError(f"a reply index must be an int >= 0, got {index!r}", key="index")
     if not isinstance(request, Mapping):
@@ -103,30 +108,30 @@ class WireScript:
 
     def answer(
         self,
-        api_name: str,
+        api: ModelApi | str,
         request: Mapping[str, Any],
         *,
         path: str = "",
         origin: Origin | None = None,
     ) -> Rendered:
         """Render the reply ``request`` (sent to ``path`` by ``origin``) takes, in the
-        format of its api."""
-        model_api(api_name)
+        format of its api (or of the api of that name)."""
+        api = model_api(api) if isinstance(api, str) else api
         with self._lock:
             self._asked += 1
-            index, positional = chosen(self._matches, self._taken, api_name, request)
+            index, positional = chosen(self._matches, self._taken, api, request)
             if index is None:
                 raise ScriptExhaustedError(
-                    api=api_name, request=self._asked, replies=len(self.replies)
+                    api=api.name, request=self._asked, replies=len(self.replies)
                 )
             self._taken[index] = True
             if self.served is not None:
                 self.served.append((request, index))
             if positional and origin is not None:
-                shown = model_api(api_name).last_user_text(request)
+                shown = api.last_user_text(request)
                 content = _seen(self.replies[index])
                 self.races.took(self._asked, index, content, origin, shown)
-        return render_reply(api_name, request, self.replies[index], index=index, path=path)
+        return render_reply(api, request, self.replies[index], index=index, path=path)
 
 
 def _seen(reply: Reply) -> dict[str, Any]:

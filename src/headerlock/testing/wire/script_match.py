@@ -19,7 +19,7 @@ from typing import Any
 
 from headerlock.errors import ScriptAmbiguityError
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import model_api
+from headerlock.testing.wire.apis import ModelApi
 from headerlock.testing.wire.origins import Key, Origin, alive_unrelated
 
 
@@ -37,9 +37,8 @@ class ReplyMatch:
             return None
         return cls(user=spec.get("user"), tool_result=spec.get("tool_result"))
 
-    def holds(self, api_name: str, request: Mapping[str, Any]) -> bool:
-        """Whether ``request`` (a body of api ``api_name``) satisfies every condition."""
-        found = model_api(api_name)
+    def holds(self, found: ModelApi, request: Mapping[str, Any]) -> bool:
+        """Whether ``request`` (a body of api ``found``) satisfies every condition."""
         if self.user is not None:
             text = found.last_user_text(request)
             if text is None or self.user not in text:
@@ -116,13 +115,13 @@ def _raced(first: _Taken, later: _Taken) -> bool:
 def chosen(
     replies: Sequence[tuple[Any, ReplyMatch | None]],
     used: Sequence[bool],
-    api_name: str,
+    api: ModelApi,
     request: Mapping[str, Any],
 ) -> tuple[int | None, bool]:
     """The index of the reply ``request`` takes and whether it is positional (``None``:
     none left)."""
     for index, (_, match) in enumerate(replies):
-        if not used[index] and match is not None and match.holds(api_name, request):
+        if not used[index] and match is not None and match.holds(api, request):
             return index, False
     for index, (_, match) in enumerate(replies):
         if not used[index] and match is None:

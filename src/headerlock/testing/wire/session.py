@@ -27,7 +27,7 @@ from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire import origins, seal
-from headerlock.testing.wire.apis import Split, model_api
+from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.apis.base import DuplicateKeyError, answer_problem
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import (
@@ -72,9 +72,9 @@ def _answer_of(response: WireResponse) -> WireAnswer:
     return WireAnswer(*response.to_http())
 
 
-def error_answer(api_name: str, message: str, code: str) -> WireAnswer:
+def error_answer(api: ModelApi, message: str, code: str) -> WireAnswer:
     """A plain HTTP 400 in the api's error shape (no ``x-should-retry``: never retried)."""
-    body = model_api(api_name).error_body(f"headerlock: {message}", code)
+    body = api.error_body(f"headerlock: {message}", code)
     return WireAnswer(400, JSON, json.dumps(body, ensure_ascii=False).encode())
 
 
@@ -157,12 +157,12 @@ class LockSession:
             index = self.models.take(live, live_key)
             found: list[Difference] = []
             if index is None:
-                found = self._explain_miss(number, live)
+                found = self._explain_miss(number, live, split.api)
                 self.run.differences.extend(found)
                 index = self._stand_in(number, live)
             recorded = None if index is None else self.recording.requests[index]
             if recorded is not None and self.book.differs(recorded, live):
-                self.run.differences.append(self.book.difference(number, recorded, live))
+                self.run.differences.append(self.book.difference(number, recorded, live, split.api))
         if index is None:
             summary = "; ".join(d.line() for d in found)
             message = f"{summary} (recording {self.run.path})"
@@ -204,7 +204,7 @@ class LockSession:
         self.models.take_index(index)
         return index
 
-    def _explain_miss(self, number: int, live: WireEntry) -> list[Difference]:
+    def _explain_miss(self, number: int, live: WireEntry, api: ModelApi) -> list[Difference]:
         """The differences of a request no recorded exchange answers, named by the number
         of the recorded request it is closest to (the recording's numbering, the one the
         cache report and ``headerlock review`` use), else by its own (an extra request)."""
@@ -213,7 +213,7 @@ class LockSession:
             return [extra_request(number, live, len(self.models.entries))]
         recorded = self.models.entries[closest]
         numbered = closest + 1
-        found = entry_differences(numbered, recorded, live, pinned=self.run.pinned)
+        found = entry_differences(numbered, recorded, live, pinned=self.run.pinned, model=api)
         return found or [Difference(numbered, live.api, "request", "differs from the recording")]
 
     def _scripted(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
@@ -373,7 +373,7 @@ class LockSession:
         if sent.api is None:
             return None
         try:
-            return model_api(sent.api).split(sent.body)
+            return sent.api.split(sent.body)
         except DuplicateKeyError:
             raise
         except (ValueError, RecursionError):  # not a JSON object: kept as exact bytes

@@ -45,12 +45,18 @@ def model_api(name: str) -> ModelApi:
     return found
 
 
-def detect_api(method: str, path: str, body: bytes = b"") -> str | None:
-    """The model api of a request, or ``None`` for any other traffic (a cloud route
+def find_api(method: str, path: str, body: bytes = b"") -> ModelApi | None:
+    """The model API of a request, or ``None`` for any other traffic (a cloud route
     that serves several APIs needs the ``body`` to tell)."""
     if method.upper() != "POST":
         return None
-    return next((entry.name for entry in REGISTERED if entry.matches(path, body)), None)
+    return next((entry for entry in REGISTERED if entry.matches(path, body)), None)
+
+
+def detect_api(method: str, path: str, body: bytes = b"") -> str | None:
+    """The name of the model API of a request (``find_api``), or ``None``."""
+    found = find_api(method, path, body)
+    return None if found is None else found.name
 
 
 def split_body(name: str, body: bytes) -> Split:
@@ -58,4 +64,13 @@ def split_body(name: str, body: bytes) -> Split:
     return model_api(name).split(body)
 
 
-__all__ = ["NAMES", "REGISTERED", "ModelApi", "Split", "detect_api", "model_api", "split_body"]
+__all__ = [
+    "NAMES",
+    "REGISTERED",
+    "ModelApi",
+    "Split",
+    "detect_api",
+    "find_api",
+    "model_api",
+    "split_body",
+]

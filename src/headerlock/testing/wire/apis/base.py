@@ -40,10 +40,11 @@ class Split:
 
     ``system`` and ``tools`` are ``None`` when the request has none; the raw
     fields are their bytes as sent (``b""`` when absent); ``tool_names`` are
-    the names of the tools in the order sent.
+    the names of the tools in the order sent; ``api`` is the API it was split by (the
+    object: whoever holds a ``Split`` asks it, never looks it up again by name).
     """
 
-    api: str
+    api: ModelApi
     config: dict[str, Any]
     system: Any
     tools: Any
@@ -386,7 +387,7 @@ class ModelApi:
         config = self.volatile.drop(config)
         names = self.tool_names(tools)
         at = spans[self.messages_key][0] if self.messages_key in spans else None
-        return Split(self.name, config, system, tools, messages, tools_raw, system_raw, names, at)
+        return Split(self, config, system, tools, messages, tools_raw, system_raw, names, at)
 
     def _tools(
         self, body: bytes, data: dict[str, Any], spans: dict[str, Span]

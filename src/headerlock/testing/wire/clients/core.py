@@ -24,12 +24,12 @@ from headerlock.errors import WireOwnershipError
 from headerlock.formats.secrets import header_secrets, secret_values, url_secrets
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.wire import origins
-from headerlock.testing.wire.apis import detect_api
+from headerlock.testing.wire.apis import ModelApi, find_api
 
 
 @dataclass(frozen=True, slots=True)
 class SentRequest:
-    """A request as a client is about to send it. ``api`` names the model API it calls
+    """A request as a client is about to send it. ``api`` is the model API it calls
     (``None``: other traffic); ``client`` the library that sends it. ``body`` is decoded
     from its ``content-encoding`` (``encoding``, as sent) when headerlock can decode it;
     ``undecoded`` names an encoding it could not (the body is then as sent)."""
@@ -39,7 +39,7 @@ class SentRequest:
     url: str
     headers: tuple[tuple[str, str], ...]
     body: bytes
-    api: str | None
+    api: ModelApi | None
     encoding: str = ""
     undecoded: str = ""
 
@@ -77,7 +77,7 @@ def sent_request(
     kept = tuple(headers)
     encoding = ", ".join(v.strip() for k, v in kept if k.lower() == "content-encoding").lower()
     decoded, undecoded = decode_body(body, encoding)
-    api = detect_api(method, urlsplit(url).path, decoded)
+    api = find_api(method, urlsplit(url).path, decoded)
     return SentRequest(client, method, url, kept, decoded, api, encoding, undecoded)
 
 

@@ -28,7 +28,7 @@ from headerlock.cli import main  # noqa: E402
 from headerlock.errors import WireMismatch, WireOrderError  # noqa: E402
 from headerlock.formats import aws_eventstream  # noqa: E402
 from headerlock.formats.scrub import scrub_events  # noqa: E402
-from headerlock.formats.secrets import aws_key_ids  # noqa: E402
+from headerlock.formats.secrets import shaped_secrets  # noqa: E402
 from headerlock.formats.wire_recording import load_wire_recording  # noqa: E402
 from headerlock.testing.wire.apis import detect_api, model_api  # noqa: E402
 from headerlock.testing.wire.driver import request_header  # noqa: E402
@@ -269,7 +269,7 @@ def test_an_aws_key_id_is_a_secret_by_its_shape_in_a_session_log() -> None:
     assert scrub_events(events, pinned=True, secrets=[]) == [
         {"type": "request_header", "data": {"header": {"config": {"k": "id <<secret>>"}}}}
     ]
-    assert aws_key_ids(f"{KEY_ID}X AKIA0123456789ABCDEF") == ["AKIA0123456789ABCDEF"]
+    assert shaped_secrets(f"{KEY_ID}X AKIA0123456789ABCDEF") == ["AKIA0123456789ABCDEF"]
 
 
 # -- pinned: the tool that moved or changed is named ----------------------------------

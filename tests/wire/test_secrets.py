@@ -232,7 +232,7 @@ def test_a_well_known_key_shape_in_the_url_path_or_query_is_never_written(
     tmp_path: Path, model_server: ModelServer, shaped: str
 ) -> None:
     """Not the bearer, not an environment value, not in a credential-named parameter:
-    known only by its shape (``secrets.KEY_SHAPES``)."""
+    known only by its shape (each API module's ``Credentials.key_shapes``)."""
     path = tmp_path / "shaped.yaml"
     model_server.route("*/chat/completions", _echo)
     in_path = openai.OpenAI(

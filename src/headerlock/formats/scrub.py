@@ -22,10 +22,11 @@ from typing import Any, Final
 from headerlock.formats import placeholders
 from headerlock.formats.secrets import (
     all_forms,
-    aws_key_ids,
+    may_hold_shaped,
     secret_env,
     secret_forms,
     secret_values,
+    shaped_secrets,
 )
 from headerlock.runtime.header import RequestHeader
 from headerlock.runtime.session import (
@@ -48,7 +49,7 @@ def _redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, placeholders.SECRET)
-    for key_id in aws_key_ids(text):
+    for key_id in shaped_secrets(text):
         text = text.replace(key_id, placeholders.SECRET)
     return text
 
@@ -139,7 +140,7 @@ def _copy(value: Any, workspace: str | None, secrets: Sequence[str] = ()) -> Any
     if kind is int or kind is bool or kind is float or value is None:
         return value
     if isinstance(value, str):
-        if secrets or "AKIA" in value or "ASIA" in value:  # an AWS key id is found by its shape
+        if secrets or may_hold_shaped(value):  # a key found by its shape (an AWS key id)
             value = _redact(value, secrets)
         return (
             value.replace(workspace, WORKSPACE_TOKEN) if workspace and workspace in value else value

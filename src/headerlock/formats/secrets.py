@@ -1,18 +1,20 @@
 """Which values are secrets: they become ``<<secret>>`` in every recording.
 
-The values of ``HEADERLOCK_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
-``GEMINI_API_KEY``, ``GOOGLE_API_KEY``, the AWS credentials (``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``, and those
-botocore signed a request with: ``add_signing_secrets``), of the
-variables named in ``HEADERLOCK_REDACT_ENV`` and of those registered with ``redact_env`` (the
-pytest ini option ``headerlock_redact_env``, ``headerlock record
---redact-env``), of the request headers ``authorization``, ``x-api-key``,
-``api-key``, ``x-goog-api-key`` and any whose name holds ``key``, ``token``,
-``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header; ``X-Amz-Security-Token``
-too, and of a SigV4 ``Authorization`` its access key id and signature), and the
-credentials of a URL (``url_secrets``: its userinfo, its query parameters named
-like a credential header, the well-known key shapes ``KEY_SHAPES`` in its path or
-query), of each request and of the base URL variables ``URL_ENV``. Values shorter
+The values of ``HEADERLOCK_API_KEY`` and of the environment variables each model API's
+module declares its clients read (``Credentials.env`` in ``formats.wire_vocabulary``:
+``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``, ``GOOGLE_API_KEY``, the AWS
+credentials), those a client signed a request with (``add_signing_secrets``: botocore's
+secret key and session token), of the variables named in ``HEADERLOCK_REDACT_ENV`` and of
+those registered with ``redact_env`` (the pytest ini option ``headerlock_redact_env``,
+``headerlock record --redact-env``), of the request headers ``authorization``, those the
+APIs declare (``x-api-key``, ``api-key``, ``x-goog-api-key``) and any whose name holds
+``key``, ``token``, ``secret``, ``auth``, ``sig`` or ``password`` (a gateway's own header;
+``X-Amz-Security-Token`` too, and the parts an API declares secret inside such a value: a
+SigV4 ``Authorization``'s access key id and signature), the keys an API declares by their
+shape in any text (an AWS access key id), and the credentials of a URL (``url_secrets``: its
+userinfo, its query parameters named like a credential header, the well-known key shapes
+the APIs declare in its path or query), of each request and of the base URL variables
+(``HEADERLOCK_BASE_URL`` and those the APIs declare). Values shorter
 than ``MIN_SECRET_LENGTH`` characters are never secrets: scrubbing a common word
 everywhere helps no one. A secret is found in each form text may carry it in
 (``secret_forms``: JSON-escaped, URL-encoded, base64).
@@ -30,21 +32,31 @@ from typing import Final
 from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit
 
 from headerlock.errors import ConfigError
+from headerlock.formats.wire_vocabulary import Credentials, vocabulary
 
-SECRET_HEADERS: Final = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
-DEFAULT_SECRET_ENV: Final = (
-    "HEADERLOCK_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
+OWN: Final = Credentials(
+    env=("HEADERLOCK_API_KEY",), url_env=("HEADERLOCK_BASE_URL",), headers=("authorization",)
 )
-URL_ENV: Final = ("HEADERLOCK_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
-"""Base URL variables: the credentials in their URLs (``url_secrets``) are secrets."""
+"""headerlock's own: its key and base URL variables, and the ``authorization`` header."""
+
+
+def credentials() -> Credentials:
+    """headerlock's own credentials, then every registered model API's."""
+    return _known(vocabulary().credentials)
+
+
+@functools.lru_cache(maxsize=4)
+def _known(declared: Credentials) -> Credentials:
+    return Credentials(
+        env=tuple(dict.fromkeys((*OWN.env, *declared.env))),
+        url_env=tuple(dict.fromkeys((*OWN.url_env, *declared.url_env))),
+        headers=tuple(dict.fromkeys((*OWN.headers, *declared.headers))),
+        key_shapes=declared.key_shapes,
+        text_shapes=declared.text_shapes,
+        header_parts=declared.header_parts,
+    )
+
+
 REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
 """Names more environment variables whose values are secrets (comma- or space-separated)."""
 MIN_SECRET_LENGTH: Final = 8
@@ -52,7 +64,7 @@ MIN_SECRET_LENGTH: Final = 8
 
 _registered_env: list[str] = []
 _signing: list[str] = []
-SIGNING_SOURCE: Final = "the credentials an AWS request was signed with"
+SIGNING_SOURCE: Final = "the credentials a request was signed with"
 
 
 def add_signing_secrets(values: Iterable[str | None]) -> None:
@@ -94,7 +106,8 @@ def redact_env(names: Iterable[str], *, source: str = "--redact-env") -> Callabl
 def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Each secret value (longest first) and the environment variable it came from."""
     env = os.environ if environ is None else environ
-    listed = (*DEFAULT_SECRET_ENV, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
+    known = credentials()
+    listed = (*known.env, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
     found: dict[str, str] = {}
     for name in listed:
         value = env.get(name) or ""
@@ -102,7 +115,7 @@ def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
             found.setdefault(value, name)
     for value in _signing:
         found.setdefault(value, SIGNING_SOURCE)
-    for name in URL_ENV:
+    for name in known.url_env:
         for value in url_secrets(env.get(name) or ""):
             if len(value) >= MIN_SECRET_LENGTH:
                 found.setdefault(value, f"{name} (a credential in the URL)")
@@ -121,7 +134,7 @@ CREDENTIAL_WORDS: Final = ("key", "token", "secret", "auth", "sig", "password")
 def is_credential_name(name: str) -> bool:
     """Whether a header or query parameter named ``name`` carries a credential."""
     lowered = name.lower()
-    return lowered in SECRET_HEADERS or any(word in lowered for word in CREDENTIAL_WORDS)
+    return lowered in credentials().headers or any(word in lowered for word in CREDENTIAL_WORDS)
 
 
 def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
@@ -132,7 +145,8 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
         if not is_credential_name(name):
             continue
         found.append(value)
-        found += _sigv4(value)
+        for parts in credentials().header_parts:
+            found += parts(value)
         scheme, _, token = value.partition(" ")
         token = token.strip()
         if not token:
@@ -141,16 +155,6 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
         if scheme.lower() == "basic":
             found += _basic_secrets(token)
     return found
-
-
-_SIGV4_PART: Final = re.compile(r"(?:Credential=([^/,\s]+)|Signature=([0-9a-fA-F]+))")
-
-
-def _sigv4(value: str) -> list[str]:
-    """The access key id and the signature of an AWS SigV4 ``Authorization`` value."""
-    if not value.startswith("AWS4-"):
-        return []
-    return [part for pair in _SIGV4_PART.findall(value) for part in pair if part]
 
 
 def _basic_secrets(token: str) -> list[str]:
@@ -162,35 +166,37 @@ def _basic_secrets(token: str) -> list[str]:
     return [decoded, password] if colon and password else [decoded]
 
 
-AWS_KEY_ID: Final = r"(?:AKIA|ASIA)[A-Z0-9]{16}"
-"""An AWS access key id (long-term ``AKIA``, temporary ``ASIA``): 20 characters."""
-_AWS_KEY_ID: Final = re.compile(r"(?<![A-Za-z0-9])" + AWS_KEY_ID + r"(?![A-Za-z0-9])")
+def shaped_secrets(text: str) -> list[str]:
+    """The keys an API declares by their shape (``Credentials.text_shapes``: an AWS access
+    key id) in any text."""
+    found: list[str] = []
+    for shape in credentials().text_shapes:
+        if any(hint in text for hint in shape.hints):
+            found += _pattern(shape.pattern).findall(text)
+    return found
 
 
-def aws_key_ids(text: str) -> list[str]:
-    """The AWS access key ids in any text (their shape is unmistakable)."""
-    if "AKIA" not in text and "ASIA" not in text:
-        return []
-    return _AWS_KEY_ID.findall(text)
+def may_hold_shaped(text: str) -> bool:
+    """Whether ``text`` holds a hint of a key shape (else ``shaped_secrets`` finds none)."""
+    return any(hint in text for shape in credentials().text_shapes for hint in shape.hints)
 
 
-KEY_SHAPES: Final = (
-    ("OpenAI", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{48,}"),
-    ("Anthropic", r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),
-    ("Google", r"AIza[A-Za-z0-9_-]{35}"),
-    ("AWS", AWS_KEY_ID),
-)
-"""Well-known API key shapes, at their real lengths: found in a URL's path or query,
-such a value is a secret wherever it reappears (only an AWS access key id is searched
-for in other text too: ``aws_key_ids``)."""
-_KEY_SHAPE = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:" + "|".join(shape for _, shape in KEY_SHAPES) + r")(?![A-Za-z0-9_-])"
-)
+@functools.lru_cache(maxsize=64)
+def _pattern(shape: str) -> re.Pattern[str]:
+    """``shape`` found alone: not inside a longer run of letters and digits."""
+    return re.compile(r"(?<![A-Za-z0-9])" + shape + r"(?![A-Za-z0-9])")
+
+
+@functools.lru_cache(maxsize=4)
+def _key_shape(shapes: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    joined = "|".join(shape for _, shape in shapes) or r"(?!)"
+    return re.compile(r"(?<![A-Za-z0-9_-])(?:" + joined + r")(?![A-Za-z0-9_-])")
 
 
 def key_shapes(text: str) -> list[str]:
-    """The values in ``text`` shaped like a well-known API key (``KEY_SHAPES``)."""
-    return _KEY_SHAPE.findall(text)
+    """The values in ``text`` shaped like a well-known API key (``Credentials.key_shapes``
+    of every API)."""
+    return _key_shape(credentials().key_shapes).findall(text)
 
 
 def url_secrets(url: str) -> list[str]:

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
 from headerlock.formats.secrets import (
     MIN_SECRET_LENGTH,
     all_forms,
-    aws_key_ids,
     is_credential_name,
+    shaped_secrets,
 )
-
-MESSAGE_ID_KEYS: Final = frozenset({"id", "call_id", "tool_call_id", "tool_use_id", "toolUseId"})
-CONFIG_ID_KEYS: Final = frozenset({"previous_response_id"})
+from headerlock.formats.wire_vocabulary import vocabulary
 
 Redact = Callable[[str], str]
 
@@ -76,7 +74,7 @@ class Scrubber:
             for form in self.forms:
                 if form in text:
                     text = text.replace(form, placeholders.SECRET)
-        for key_id in aws_key_ids(text):
+        for key_id in shaped_secrets(text):
             text = text.replace(key_id, placeholders.SECRET)
         return self.redact(text) if self.redact is not None else text
 
@@ -125,16 +123,18 @@ class IdTokens:
         return self.tokens[value]
 
     def messages(self, value: Any) -> Any:
-        """A copy of messages with the values of id keys at any depth tokenized."""
+        """A copy of messages with the values of id keys (every API's
+        ``WireVocabulary.message_ids``) at any depth tokenized."""
+        return self._messages(value, vocabulary().message_ids)
+
+    def _messages(self, value: Any, keys: frozenset[str]) -> Any:
         if isinstance(value, Mapping):
             return {
-                k: self.token(v)
-                if k in MESSAGE_ID_KEYS and isinstance(v, str)
-                else self.messages(v)
+                k: self.token(v) if k in keys and isinstance(v, str) else self._messages(v, keys)
                 for k, v in value.items()
             }
         if isinstance(value, (list, tuple)):
-            return [self.messages(v) for v in value]
+            return [self._messages(v, keys) for v in value]
         return value
 
     def message_ids(self, value: Any) -> list[str]:
@@ -146,7 +146,7 @@ class IdTokens:
 
     def config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a request config with its top-level id keys tokenized."""
+        keys = vocabulary().config_ids
         return {
-            k: self.token(v) if k in CONFIG_ID_KEYS and isinstance(v, str) else v
-            for k, v in config.items()
+            k: self.token(v) if k in keys and isinstance(v, str) else v for k, v in config.items()
         }

@@ -1,22 +1,20 @@
 """Volatile fields of live responses, normalized so a re-record does not churn.
 
 A live endpoint answers the same request with a new response id, new tool-call and
-item ids, a new ``created`` time, now and then a new ``system_fingerprint`` and, in
-OpenAI's streams (Chat Completions and Responses), a random ``obfuscation`` padding
-in every event.
-Recorded raw, every re-record would rewrite every file. So, as request ids are
-tokenized, a live recording's responses keep:
+item ids, a new creation time, now and then a new fingerprint, a latency, or a random
+padding in every event of a stream. Recorded raw, every re-record would rewrite every
+file. So, as request ids are tokenized, a live recording's responses keep (by the keys
+each API's module declares: ``WireVocabulary`` in ``formats.wire_vocabulary``):
 
-- ids (the values of ``RESPONSE_ID_KEYS`` at any depth, plain bodies and stream
+- ids (the values of ``response_ids`` keys at any depth, plain bodies and stream
   events alike) as their provider prefix plus a token numbered by first appearance
   over the whole recording: ``chatcmpl-<<id:1>>``, ``call_<<id:2>>``; one id gets one
   token everywhere (every chunk of a stream, a later response that repeats it), and
   different ids different tokens, so the requests the agent sends back tokenize alike;
-- times (``TIME_KEYS``) as ``EPOCH`` (2026-01-01T00:00:00Z), the number or ISO text;
-- ``system_fingerprint`` as ``<<fingerprint>>``;
-- ``obfuscation`` (``OBFUSCATION_KEY``, at any depth) as ``<<obfuscation>>``;
-- Bedrock's ``latencyMs`` as 0 (its stream padding ``p`` is dropped when the
-  event-stream frames are decoded: ``aws_eventstream``).
+- times (``times`` keys) as ``EPOCH`` (2026-01-01T00:00:00Z), the number or ISO text;
+- each ``fixed`` key (a fingerprint, a stream's padding, a latency) as its declared
+  value, when it has that value's type (a stream padding the framing carries outside the
+  events is dropped when its frames are decoded: ``aws_eventstream``).
 
 Request ids in response headers are never stored (a recording keeps status, content
 type and body only). Normalizing a normalized recording changes nothing.
@@ -29,37 +27,22 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from headerlock.formats.placeholders import FINGERPRINT
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens
+from headerlock.formats.wire_vocabulary import WireVocabulary, vocabulary
 
-RESPONSE_ID_KEYS: Final = frozenset(
-    {
-        "id",
-        "call_id",
-        "item_id",
-        "tool_call_id",
-        "tool_use_id",
-        "toolUseId",
-        "response_id",
-        "responseId",
-    }
-)
-TIME_KEYS: Final = frozenset({"created", "created_at", "createTime"})
 EPOCH: Final = 1_767_225_600
 EPOCH_TEXT: Final = "2026-01-01T00:00:00Z"
-LATENCY_KEY: Final = "latencyMs"
-"""Bedrock's ``metrics.latencyMs``: stored as 0."""
-OBFUSCATION_KEY: Final = "obfuscation"
-OBFUSCATION: Final = "<<obfuscation>>"
-"""What OpenAI's stream padding (random text of random length) is stored as."""
 _PREFIX: Final = re.compile(r"^[A-Za-z]+[-_]")
 
 
 class _Normalizer:
-    def __init__(self) -> None:
+    def __init__(self, words: WireVocabulary) -> None:
         self.ids = IdTokens()
+        self.id_keys = words.response_ids
+        self.times = words.times
+        self.fixed = dict(words.fixed)
 
     def id(self, value: str) -> str:
         found = _PREFIX.match(value)
@@ -74,18 +57,16 @@ class _Normalizer:
         return value
 
     def field(self, key: str, value: Any) -> Any:
-        if key in RESPONSE_ID_KEYS and isinstance(value, str) and value:
+        if key in self.id_keys and isinstance(value, str) and value:
             return self.id(value)
-        if key in TIME_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if key in self.times and isinstance(value, (int, float)) and not isinstance(value, bool):
             return EPOCH
-        if key in TIME_KEYS and isinstance(value, str):
+        if key in self.times and isinstance(value, str):
             return EPOCH_TEXT
-        if key == "system_fingerprint" and isinstance(value, str):
-            return FINGERPRINT
-        if key == LATENCY_KEY and isinstance(value, int) and not isinstance(value, bool):
-            return 0
-        if key == OBFUSCATION_KEY and isinstance(value, str):
-            return OBFUSCATION
+        if key in self.fixed:
+            fixed = self.fixed[key]
+            if isinstance(value, type(fixed)) and not isinstance(value, bool):
+                return fixed
         return self.data(value)
 
     def response(self, response: WireResponse) -> WireResponse:
@@ -101,7 +82,7 @@ class _Normalizer:
 
 def normalize_responses(recording: WireRecording) -> WireRecording:
     """``recording`` with the volatile fields of its model responses normalized."""
-    normalizer = _Normalizer()
+    normalizer = _Normalizer(vocabulary())
     entries: list[WireEntry] = []
     for entry in recording.requests:
         response = entry.response

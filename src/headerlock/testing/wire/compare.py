@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from headerlock.formats.explain import changes
 from headerlock.formats.tool_sets import compare_tool_names
@@ -23,11 +23,27 @@ from headerlock.formats.wire_recording import WireEntry, WirePrefix
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import ModelApi, model_api
 
-if TYPE_CHECKING:
-    from headerlock.testing.wire.header_change import HeaderChange
-
 MAX_CHANGES: Final = 5
 SNIPPET: Final = 24
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderChange:
+    """A recorded header id (``None``: the entry has none) and the header sent instead."""
+
+    old: str | None
+    new: str
+    segments: tuple[str, ...]
+    """The segments that differ, in header order: api, config, http, query, system, tools."""
+    lines: tuple[str, ...]
+    """What differs, readable, segment by segment (indented by the report)."""
+    reordered: bool = False
+    """Only the tool order differs."""
+
+    @property
+    def key(self) -> tuple[str | None, str]:
+        """What groups the requests that carry the same change."""
+        return self.old, self.new
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,8 @@ from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.clients.core import SentRequest
-from headerlock.testing.wire.compare import Difference
-from headerlock.testing.wire.header_change import HeaderChange, explain_header
+from headerlock.testing.wire.compare import Difference, HeaderChange
+from headerlock.testing.wire.header_change import explain_header
 from headerlock.testing.wire.request_header import HttpRules, LockedHeader, request_header
 
 

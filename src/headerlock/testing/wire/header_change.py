@@ -12,33 +12,13 @@ order flake plugs in there).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from headerlock.formats.explain import changes, unified
 from headerlock.testing.wire.apis import ModelApi, model_api
-from headerlock.testing.wire.compare import same, tool_differences
+from headerlock.testing.wire.compare import HeaderChange, same, tool_differences
 
 MAX_LINES: Final = 40
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderChange:
-    """A recorded header id (``None``: the entry has none) and the header sent instead."""
-
-    old: str | None
-    new: str
-    segments: tuple[str, ...]
-    """The segments that differ, in header order: api, config, http, query, system, tools."""
-    lines: tuple[str, ...]
-    """What differs, readable, segment by segment (indented by the report)."""
-    reordered: bool = False
-    """Only the tool order differs."""
-
-    @property
-    def key(self) -> tuple[str | None, str]:
-        """What groups the requests that carry the same change."""
-        return self.old, self.new
 
 
 def explain_header(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from headerlock.errors import ConfigError
+from headerlock.formats.wire_vocabulary import WireVocabulary, merge
 from headerlock.testing.wire.apis import (
     anthropic_messages,
     bedrock_converse,
@@ -31,6 +32,9 @@ REGISTERED: Final[tuple[ModelApi, ...]] = (
     gemini.API,
 )
 """Every model API, in the order a request path is matched against them."""
+
+VOCABULARY: Final[WireVocabulary] = merge(entry.vocabulary for entry in REGISTERED)
+"""What every API hands the format layer (``formats.wire_vocabulary``), merged."""
 
 _BY_NAME: Final = {entry.name: entry for entry in REGISTERED}
 NAMES: Final = tuple(sorted(_BY_NAME))
@@ -67,6 +71,7 @@ def split_body(name: str, body: bytes) -> Split:
 __all__ = [
     "NAMES",
     "REGISTERED",
+    "VOCABULARY",
     "ModelApi",
     "Split",
     "detect_api",

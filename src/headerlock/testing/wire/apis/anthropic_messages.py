@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from headerlock.formats import aws_eventstream
+from headerlock.formats.wire_vocabulary import Credentials, WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
@@ -258,9 +259,23 @@ HTTP_HEADERS: Final = ("anthropic-beta", "anthropic-version")
 """Headers that switch the API's version and beta features on: part of the header."""
 
 
+VOCABULARY: Final = WireVocabulary(
+    Credentials(
+        env=("ANTHROPIC_API_KEY",),
+        url_env=("ANTHROPIC_BASE_URL",),
+        headers=("x-api-key",),
+        key_shapes=(("Anthropic", r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{93}AA"),),
+    ),
+    message_ids=frozenset({"id", "tool_use_id"}),
+    response_ids=frozenset({"id", "tool_use_id"}),
+)
+"""The Anthropic SDK's key and base URL, its ``x-api-key`` header and key shape; tool
+use ids."""
+
 API: Final = ModelApi(
     name="anthropic.messages",
     tool_shape=ToolShape("Anthropic"),
+    vocabulary=VOCABULARY,
     schema_at=("input_schema",),
     path_suffixes=("/messages",),
     cloud_route=cloud_route,

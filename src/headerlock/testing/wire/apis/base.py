@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.adapters.scripted import Reply
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
@@ -318,6 +319,9 @@ class ModelApi:
     """How its tool list holds its tools (``order_wire_tools`` and tool names)."""
     schema_at: tuple[str, ...] = ("parameters",)
     """The key path of a tool's parameter schema in its definition."""
+    vocabulary: WireVocabulary = NOTHING
+    """What the format layer must know of it: the credentials its clients carry, its id
+    keys, the volatile fields of its answers (the registry merges every API's)."""
 
     @property
     def provider(self) -> str:

@@ -20,11 +20,13 @@ and ``metadata``. Bedrock caches only up to explicit ``cachePoint`` blocks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
 from headerlock.formats import aws_eventstream
+from headerlock.formats.wire_vocabulary import Credentials, TextShape, WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
@@ -221,9 +223,42 @@ are ``toolUse.input`` (read from a Converse response; a ConverseStream's fragmen
 not read back)."""
 
 
+AWS_KEY_ID: Final = r"(?:AKIA|ASIA)[A-Z0-9]{16}"
+"""An AWS access key id (long-term ``AKIA``, temporary ``ASIA``): 20 characters."""
+_SIGV4_PART: Final = re.compile(r"(?:Credential=([^/,\s]+)|Signature=([0-9a-fA-F]+))")
+
+
+def sigv4_secrets(value: str) -> list[str]:
+    """The access key id and the signature of an AWS SigV4 ``Authorization`` value."""
+    if not value.startswith("AWS4-"):
+        return []
+    return [part for pair in _SIGV4_PART.findall(value) for part in pair if part]
+
+
+VOCABULARY: Final = WireVocabulary(
+    Credentials(
+        env=(
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_BEARER_TOKEN_BEDROCK",
+        ),
+        key_shapes=(("AWS", AWS_KEY_ID),),
+        text_shapes=(TextShape(("AKIA", "ASIA"), AWS_KEY_ID),),
+        header_parts=(sigv4_secrets,),
+    ),
+    message_ids=frozenset({"id", "toolUseId"}),
+    response_ids=frozenset({"id", "toolUseId"}),
+    fixed=(("latencyMs", 0),),
+)
+"""botocore's credentials (and a SigV4 signature's key id and signature; the secret key
+and session token it signed with are kept by the urllib3 client), an access key id
+anywhere by its shape, ``toolUseId`` and ``metrics.latencyMs`` (stored as 0)."""
+
 API: Final = ModelApi(
     name="bedrock.converse",
     tool_shape=ToolShape("Bedrock", wrapper=TOOL_SPEC, breakpoint=CACHE_POINT),
+    vocabulary=VOCABULARY,
     schema_at=("inputSchema", "json"),
     path_suffixes=(CONVERSE, STREAM),
     messages_key="messages",

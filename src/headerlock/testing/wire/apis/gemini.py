@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from headerlock.formats.wire_vocabulary import Credentials, WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
@@ -176,9 +177,23 @@ CACHE: Final = CacheRules(
 is the one in the URL path (``model_of``)."""
 
 
+VOCABULARY: Final = WireVocabulary(
+    Credentials(
+        env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        headers=("x-goog-api-key",),
+        key_shapes=(("Google", r"AIza[A-Za-z0-9_-]{35}"),),
+    ),
+    message_ids=frozenset({"id"}),
+    response_ids=frozenset({"id", "responseId"}),
+    times=frozenset({"createTime"}),
+)
+"""The google-genai SDK's keys, its ``x-goog-api-key`` header and Google's key shape;
+``responseId`` and ``createTime`` of an answer."""
+
 API: Final = ModelApi(
     name="gemini.generate",
     tool_shape=ToolShape("Gemini", groups=GEMINI_DECLARATIONS),
+    vocabulary=VOCABULARY,
     path_suffixes=(GENERATE, STREAM),
     messages_key="contents",
     system_keys=("systemInstruction", "system_instruction"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from headerlock.formats.placeholders import FINGERPRINT
+from headerlock.formats.wire_vocabulary import Credentials, WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
@@ -183,9 +185,29 @@ HTTP_HEADERS: Final = ("openai-beta", "openai-organization", "openai-project")
 (also the responses API's)."""
 
 
+CREDENTIALS: Final = Credentials(
+    env=("OPENAI_API_KEY",),
+    url_env=("OPENAI_BASE_URL",),
+    headers=("api-key",),  # Azure OpenAI's key header
+    key_shapes=(("OpenAI", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{48,}"),),
+)
+"""The OpenAI SDK's key and base URL, Azure's ``api-key`` header, OpenAI's key shape."""
+OBFUSCATION: Final = ("obfuscation", "<<obfuscation>>")
+"""OpenAI's stream padding (random text of random length, in every event): stored so."""
+VOCABULARY: Final = WireVocabulary(
+    CREDENTIALS,
+    message_ids=frozenset({"id", "tool_call_id"}),
+    response_ids=frozenset({"id", "tool_call_id"}),
+    times=frozenset({"created"}),
+    fixed=(("system_fingerprint", FINGERPRINT), OBFUSCATION),
+)
+"""Tool call ids (``tool_call_id``), ``created``, ``system_fingerprint`` and the stream's
+``obfuscation`` padding."""
+
 API: Final = ModelApi(
     name="openai.chat",
     tool_shape=ToolShape("OpenAI chat", wrapper="function", kind="function"),
+    vocabulary=VOCABULARY,
     path_suffixes=("/chat/completions",),
     messages_key="messages",
     system_keys=(),

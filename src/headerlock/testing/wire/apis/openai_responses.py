@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from headerlock.formats.wire_vocabulary import WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
@@ -26,7 +27,13 @@ from headerlock.testing.wire.apis.base import (
     text_of,
 )
 from headerlock.testing.wire.apis.cache_rules import CacheRules, KeyedConfig, usage_reader
-from headerlock.testing.wire.apis.openai_chat import CACHE as CHAT_CACHE, HTTP_HEADERS, error_body
+from headerlock.testing.wire.apis.openai_chat import (
+    CACHE as CHAT_CACHE,
+    CREDENTIALS,
+    HTTP_HEADERS,
+    OBFUSCATION,
+    error_body,
+)
 
 _ECHOED: Final[tuple[tuple[str, Any], ...]] = (
     ("instructions", None),
@@ -219,9 +226,21 @@ CACHE: Final = CacheRules(
 ``previous_response_id``/``conversation`` keep the history on the server."""
 
 
+VOCABULARY: Final = WireVocabulary(
+    CREDENTIALS,
+    message_ids=frozenset({"id", "call_id"}),
+    config_ids=frozenset({"previous_response_id"}),
+    response_ids=frozenset({"id", "call_id", "item_id", "response_id"}),
+    times=frozenset({"created_at"}),
+    fixed=(OBFUSCATION,),
+)
+"""Call and item ids, ``previous_response_id`` in the config, ``created_at`` and the
+stream's ``obfuscation`` padding (the OpenAI SDK's credentials)."""
+
 API: Final = ModelApi(
     name="openai.responses",
     tool_shape=ToolShape("OpenAI responses"),
+    vocabulary=VOCABULARY,
     path_suffixes=("/responses",),
     messages_key="input",
     system_keys=("instructions",),

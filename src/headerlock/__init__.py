@@ -17,17 +17,17 @@ naming its new home.
 import typing as _typing
 
 from headerlock._facade import facade as _facade
-from headerlock.formats import wire_vocabulary as _wire_vocabulary
+from headerlock.formats import vocabulary_source as _vocabulary_source
 
 
-def _every_api() -> _wire_vocabulary.WireVocabulary:
+def _every_api() -> _typing.Any:
     """What every registered model API hands the format layer (loaded on first use)."""
     from headerlock.testing.wire.apis import VOCABULARY
 
     return VOCABULARY
 
 
-_wire_vocabulary.provide(_every_api)
+_vocabulary_source.provide(_every_api)
 
 if _typing.TYPE_CHECKING:
     from headerlock.errors import (

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from headerlock.formats import wire_vocabulary
+from headerlock.formats import vocabulary_source, wire_vocabulary
 from headerlock.formats.secrets import credentials, is_credential_name
 from headerlock.formats.wire_vocabulary import Credentials, WireVocabulary, merge
 from headerlock.testing.wire.apis import REGISTERED, ModelApi
@@ -50,8 +50,7 @@ def test_every_apis_credentials_are_known(api: ModelApi) -> None:
 
 
 def test_without_a_source_nothing_is_scrubbed_with_less(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(wire_vocabulary, "_sources", [])
-    monkeypatch.setattr(wire_vocabulary, "_loaded", [])
+    monkeypatch.setattr(vocabulary_source, "SOURCES", [])
     with pytest.raises(RuntimeError, match="no model API vocabulary"):
         wire_vocabulary.vocabulary()
 

@@ -4,10 +4,10 @@ keys of their ids and the volatile fields of their answers.
 The format layer scrubs, tokenizes and normalizes by these values and never names a
 provider. Each API module declares its own ``WireVocabulary``; the registry
 (``headerlock.testing.wire.apis.VOCABULARY``) merges them, and the package root
-(``headerlock/__init__.py``) installs it as this module's source (``provide``): it is
-loaded on first use, so every path that scrubs sees every API's credentials, whichever
-modules it imported. Nothing is ever scrubbed with less: without a source, ``vocabulary``
-raises.
+(``headerlock/__init__.py``) installs it as this module's source
+(``vocabulary_source.provide``): it is loaded on first use, so every path that scrubs
+sees every API's credentials, whichever modules it imported. Nothing is ever scrubbed
+with less: without a source, ``vocabulary`` raises.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from headerlock.formats import vocabulary_source
 
 SecretParts = Callable[[str], list[str]]
 """The secrets inside one credential header's value (a signature's key id and signature)."""
@@ -106,25 +108,23 @@ def merge(vocabularies: Iterable[WireVocabulary]) -> WireVocabulary:
     )
 
 
-_sources: list[Callable[[], WireVocabulary]] = []
-_loaded: list[WireVocabulary] = []
+_loaded: list[tuple[Callable[[], Any], WireVocabulary]] = []
 _guard = threading.RLock()
 
 
-def provide(source: Callable[[], WireVocabulary]) -> None:
-    """Install the source of the vocabulary (the package root does, once)."""
-    with _guard:
-        _sources[:] = [source]
-        _loaded.clear()
-
-
 def vocabulary() -> WireVocabulary:
-    """The vocabulary of every registered model API (loaded once, on first use)."""
-    if _loaded:
-        return _loaded[0]
+    """The vocabulary of every registered model API (loaded once from the installed
+    source, ``vocabulary_source``, on first use)."""
+    sources = vocabulary_source.SOURCES
+    loaded = _loaded[0] if _loaded else None
+    if loaded is not None and sources and loaded[0] is sources[0]:
+        return loaded[1]
     with _guard:
-        if not _loaded:
-            if not _sources:
-                raise RuntimeError("no model API vocabulary was provided (headerlock/__init__)")
-            _loaded.append(_sources[0]())
-        return _loaded[0]
+        if not sources:
+            raise RuntimeError("no model API vocabulary was provided (headerlock/__init__)")
+        if not _loaded or _loaded[0][0] is not sources[0]:
+            found = sources[0]()
+            if not isinstance(found, WireVocabulary):
+                raise TypeError(f"the vocabulary source gave {type(found).__name__}")
+            _loaded[:] = [(sources[0], found)]
+        return _loaded[0][1]

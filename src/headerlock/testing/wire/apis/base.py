@@ -15,15 +15,17 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
-from headerlock.runtime.adapters.scripted import Reply
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
 from headerlock.testing.wire.spans import Span, array_elements, object_members
+
+if TYPE_CHECKING:  # the runtime's LLM service (asyncio) is no import of order_wire_tools
+    from headerlock.runtime.adapters.scripted import Reply
 
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream; charset=utf-8"

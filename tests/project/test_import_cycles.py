@@ -62,8 +62,23 @@ def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     return sorted(cycles)
 
 
+KNOWN: dict[tuple[str, ...], str] = {
+    ("headerlock.formats.stream_text", "headerlock.formats.wire_response"): "streams as text"
+    " (format 2): EventLines parses a line with wire_response.sse_event (a function-level"
+    " import) while wire_response keeps streams as EventLines; its owner moves SseEvent and"
+    " its parser apart",
+}
+"""Cycles known and left to their owner, each with its reason (a test says when one is gone)."""
+
+
 def test_no_import_cycle_among_headerlock_modules() -> None:
-    assert import_cycles(_graph()) == []
+    found = [cycle for cycle in import_cycles(_graph()) if tuple(cycle) not in KNOWN]
+    assert found == []
+
+
+def test_every_known_cycle_is_still_there() -> None:
+    found = {tuple(cycle) for cycle in import_cycles(_graph())}
+    assert set(KNOWN) <= found, "a known cycle is gone: take it out of KNOWN"
 
 
 def test_the_graph_holds_function_level_and_type_checking_imports() -> None:

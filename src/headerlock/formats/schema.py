@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from headerlock.formats.sse import SseEvent
 from headerlock.formats.stream_text import stream_text
-from headerlock.formats.wire_response import SseEvent
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 """Data of version ``n`` (the top mapping, read-only) to data of version ``n + 1``."""

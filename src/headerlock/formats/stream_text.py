@@ -24,12 +24,10 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from headerlock.formats import aws_eventstream
-
-if TYPE_CHECKING:
-    from headerlock.formats.wire_response import SseEvent
+from headerlock.formats.sse import SseEvent, sse_event
 
 _TOKEN: Final = re.compile(r"\S+")
 _LINE: Final = re.compile(r"(?:event: (\S+) )?(?:id: (\S+) )?data:(?: (.*))?")
@@ -102,8 +100,6 @@ class EventLines:
     text: str
 
     def __iter__(self) -> Iterator[SseEvent]:
-        from headerlock.formats.wire_response import sse_event  # it imports this module
-
         for line in self.text.split("\n"):
             found = _LINE.fullmatch(line)
             if found is not None:

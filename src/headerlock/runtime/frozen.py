@@ -6,6 +6,7 @@ from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Final, NoReturn
 
 from headerlock.errors import UnorderedValueError
+from headerlock.runtime.conversation import Conversation
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -92,6 +93,8 @@ def deep_freeze(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         return FrozenDict._of({str(k): deep_freeze(v) for k, v in value.items()})
+    if kind is Conversation:
+        return value  # the loop's messages, each frozen when added
     if isinstance(value, tuple) and _FROZEN_LEAVES.issuperset(map(type, value)):
         return value  # already frozen: a request's shared messages, for instance
     if isinstance(value, (list, tuple)):
@@ -110,7 +113,7 @@ def thaw(value: Any) -> Any:
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, Conversation)):
         return [thaw(v) for v in value]
     return value
 
@@ -122,6 +125,6 @@ def is_deep_frozen(value: Any) -> bool:
         return True
     if kind is FrozenDict or isinstance(value, FrozenDict):
         return all(is_deep_frozen(v) for v in value.values())
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, Conversation)):
         return all(is_deep_frozen(v) for v in value)
     return not isinstance(value, _MUTABLE)

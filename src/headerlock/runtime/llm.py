@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -20,14 +20,15 @@ class ModelRequest:
     """A deep-frozen model request: the header and the conversation messages."""
 
     header: RequestHeader
-    messages: tuple[Mapping[str, Any], ...] = ()
+    messages: Sequence[Mapping[str, Any]] = ()
+    """A tuple, or the loop's read-only ``Conversation`` (equal to the tuple)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", deep_freeze(tuple(self.messages)))
 
     @classmethod
     def of_frozen(
-        cls, header: RequestHeader, messages: tuple[Mapping[str, Any], ...]
+        cls, header: RequestHeader, messages: Sequence[Mapping[str, Any]]
     ) -> ModelRequest:
         """The request of ``messages`` that are each deep-frozen already (the loop
         freezes every message once, when it is added): nothing is refrozen."""

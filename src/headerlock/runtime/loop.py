@@ -13,6 +13,7 @@ from headerlock.errors import HeaderlockError, ModelError, ToolExecutionError, T
 from headerlock.runtime.canonical import canonical_json
 from headerlock.runtime.config import LoopConfig
 from headerlock.runtime.context import Context
+from headerlock.runtime.conversation import Conversation
 from headerlock.runtime.frozen import deep_freeze
 from headerlock.runtime.header import RequestHeader, fold_request_header, header_record
 from headerlock.runtime.llm import LlmService, ModelRequest, TextDelta, ToolCallRequest
@@ -89,7 +90,8 @@ class AgentLoop:
         self.state: Literal["idle", "running"] = "idle"
         events = session.events
         self.turn = sum(1 for e in events if e.type == TURN_START)
-        # Messages are frozen once, when added; each request shares them.
+        # Messages are frozen once, when added; each request shares them (a view of
+        # this list, which only ever grows: ``conversation``).
         self._messages: list[Any] = [deep_freeze(m) for m in messages_from_events(events)]
         self._header = fold_request_header(events)
         self._wrote_header = False
@@ -150,7 +152,7 @@ class AgentLoop:
             header = RequestHeader(self.header_config(), assembly.render(), assembly.tools)
             self._record_header(header)
             request = await self.ctx.waterfall(
-                BUILD_REQUEST, ModelRequest.of_frozen(header, tuple(self._messages))
+                BUILD_REQUEST, ModelRequest.of_frozen(header, Conversation(self._messages))
             )
             chunks: list[str] = []
             calls: list[ToolCallRequest] = []

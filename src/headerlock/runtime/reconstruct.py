@@ -8,6 +8,7 @@ from typing import Any
 
 from headerlock.errors import CorruptLogError, ReconstructionError
 from headerlock.runtime.context import Context
+from headerlock.runtime.conversation import Conversation
 from headerlock.runtime.frozen import deep_freeze, is_deep_frozen
 from headerlock.runtime.header import HeaderDelta, RequestHeader, apply_header_delta
 from headerlock.runtime.llm import STREAM_EVENT, ModelRequest
@@ -31,7 +32,7 @@ class ReconstructabilityCheck:
         self._rebuilt: list[Any] = []
         self._at_step: int | None = None
         self._header: RequestHeader | None = None
-        self._verified: tuple[Any, ...] = ()
+        self._verified: Sequence[Any] = ()
 
     def _advance(self) -> None:
         events = self.session.events_since(self._cursor)
@@ -89,6 +90,8 @@ class ReconstructabilityCheck:
 
 def _shared_prefix(messages: Sequence[Any], verified: Sequence[Any]) -> int:
     """How many leading ``messages`` are the very objects verified last time."""
+    if isinstance(messages, Conversation) and messages.shares_prefix(verified):
+        return min(len(messages), len(verified))  # by construction: nothing to scan
     if all(map(is_, messages, verified)):  # the common case, checked at C speed
         return min(len(messages), len(verified))
     shared = 0

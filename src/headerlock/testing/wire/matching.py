@@ -15,6 +15,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 from headerlock.formats.wire_recording import WireEntry
 from headerlock.runtime.canonical import canonical_json
+from headerlock.testing.wire.closest import ClosestIndex
 
 
 class Recorded(Protocol):
@@ -76,6 +77,7 @@ class RecordedExchanges(Generic[E]):
         self.entries = tuple(entries)
         self.served = [False] * len(self.entries)
         self._by_key: dict[bytes, deque[int]] = {}
+        self._closest: ClosestIndex | None = None  # built at the first miss
         texts: dict[int, str] = {}  # a message shared by several entries is written once
         for index, entry in enumerate(self.entries):
             self._by_key.setdefault(_digest(_shared_key(entry, texts)), deque()).append(index)
@@ -106,38 +108,12 @@ class RecordedExchanges(Generic[E]):
     def closest(self, live: WireEntry) -> int | None:
         """The unserved exchange most like ``live`` (the same api, path and header first,
         then the longest common run of messages), to explain a miss against."""
-        best: tuple[tuple[int, ...], int] | None = None
-        for index, entry in enumerate(self.entries):
-            if self.served[index]:
-                continue
-            assert isinstance(entry, WireEntry)
-            score = _likeness(entry, live)
-            if best is None or score > best[0]:
-                best = (score, index)
-        return None if best is None else best[1]
+        if self._closest is None:
+            entries = self.entries
+            assert all(isinstance(e, WireEntry) for e in entries)
+            self._closest = ClosestIndex(entries)  # type: ignore[arg-type]
+        return self._closest.closest(live, self.served)
 
     def unserved(self) -> list[int]:
         """The indexes of the exchanges no request took, in recorded order."""
         return [i for i, done in enumerate(self.served) if not done]
-
-
-def _likeness(recorded: WireEntry, live: WireEntry) -> tuple[int, ...]:
-    same = (
-        recorded.api == live.api,
-        recorded.path == live.path,
-        recorded.tools == live.tools and recorded.tool_names == live.tool_names,
-        recorded.system == live.system,
-        recorded.config == live.config,
-    )
-    return (*map(int, same), _common_messages(recorded.messages, live.messages))
-
-
-def _common_messages(a: Any, b: Any) -> int:
-    if not isinstance(a, list) or not isinstance(b, list):
-        return int(a == b)
-    count = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        count += 1
-    return count

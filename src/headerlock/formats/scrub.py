@@ -16,6 +16,7 @@ every form text may carry it in (``secrets.secret_forms``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -59,13 +60,18 @@ def redact_secrets(value: Any, secrets: Sequence[str] | None = None) -> Any:
     return _copy(value, None, all_forms(secret_values() if secrets is None else secrets))
 
 
+@functools.lru_cache(maxsize=16)
+def _form_table(secrets: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Each form of each secret and the variable it came from (once per environment;
+    read-only for callers)."""
+    return {form: name for secret, name in secrets for form in secret_forms(secret)}
+
+
 def find_secret(value: Any, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """``(path, variable)`` of the first string in plain data that holds a secret
     (the path never shows the secret itself); each secret in any of its forms
     (``secret_forms``)."""
-    table = {
-        form: name for secret, name in secret_env(environ).items() for form in secret_forms(secret)
-    }
+    table = _form_table(tuple(secret_env(environ).items()))
     if not table or not _holds_secret(value, tuple(table)):
         return None  # the common case, without building a path for every node
 

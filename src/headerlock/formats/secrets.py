@@ -108,15 +108,29 @@ def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if environ is None else environ
     known = credentials()
     listed = (*known.env, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
+    named = tuple((name, env.get(name) or "") for name in listed)
+    urls = tuple((name, env.get(name) or "") for name in known.url_env)
+    return dict(_secret_table(known, named, urls, tuple(_signing)))
+
+
+@functools.lru_cache(maxsize=16)
+def _secret_table(
+    known: Credentials,
+    named: tuple[tuple[str, str], ...],
+    urls: tuple[tuple[str, str], ...],
+    signing: tuple[str, ...],
+) -> dict[str, str]:
+    """``secret_env`` of these variable values under the ``known`` credential names
+    (``url_secrets`` reads them): built once per environment, not per lock (callers get
+    a copy)."""
     found: dict[str, str] = {}
-    for name in listed:
-        value = env.get(name) or ""
+    for name, value in named:
         if len(value) >= MIN_SECRET_LENGTH:
             found.setdefault(value, name)
-    for value in _signing:
+    for value in signing:
         found.setdefault(value, SIGNING_SOURCE)
-    for name in known.url_env:
-        for value in url_secrets(env.get(name) or ""):
+    for name, url in urls:
+        for value in url_secrets(url):
             if len(value) >= MIN_SECRET_LENGTH:
                 found.setdefault(value, f"{name} (a credential in the URL)")
     return {value: found[value] for value in sorted(found, key=lambda v: (-len(v), v))}

@@ -10,6 +10,7 @@ Ids are numbered by first appearance, so the same traffic always gets the same t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,18 @@ from headerlock.formats.wire_vocabulary import vocabulary
 Redact = Callable[[str], str]
 
 
+@functools.lru_cache(maxsize=64)
+def _forms_of(
+    secrets: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[bytes, ...]]:
+    """A scrubber's forms, core forms and byte forms of ``secrets``: computed once per
+    set of secrets in a process, not once per lock (each lock makes its scrubber)."""
+    forms = all_forms(secrets)
+    raw = {f.encode(codec, "ignore") for f in forms for codec in ("utf-8", "latin-1")}
+    cores = tuple(f for f in forms if not any(g in f for g in forms if g != f))
+    return forms, cores, tuple(sorted((r for r in raw if r), key=lambda r: (-len(r), r)))
+
+
 @dataclass(frozen=True, slots=True)
 class Scrubber:
     """Replaces secrets (each form of each, longest first) and applies ``redact`` to
@@ -41,14 +54,10 @@ class Scrubber:
     _raw_forms: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        forms = all_forms(self.secrets)
-        raw = {f.encode(codec, "ignore") for f in forms for codec in ("utf-8", "latin-1")}
-        cores = tuple(f for f in forms if not any(g in f for g in forms if g != f))
+        forms, cores, raw = _forms_of(self.secrets)
         object.__setattr__(self, "forms", forms)
         object.__setattr__(self, "_cores", cores)
-        object.__setattr__(
-            self, "_raw_forms", tuple(sorted((r for r in raw if r), key=lambda r: (-len(r), r)))
-        )
+        object.__setattr__(self, "_raw_forms", raw)
 
     def __repr__(self) -> str:
         return f"Scrubber(<{len(self.secrets)} secrets>, redact={self.redact!r})"

@@ -1,0 +1,58 @@
+"""Secret tables are built once per environment, and follow every change of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from headerlock.formats import secrets
+from headerlock.formats.scrub import find_secret
+from headerlock.formats.secrets import add_signing_secrets, redact_env, secret_env
+from headerlock.formats.wire_scrub import Scrubber
+
+KEY = "sk-test-0123456789abcdef"
+
+
+def test_a_changed_environment_changes_the_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("MY_TOKEN", raising=False)
+    assert secret_env()[KEY] == "OPENAI_API_KEY"
+    assert find_secret({"a": f"x{KEY}"}) == ("a", "OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY + "-rotated")
+    assert KEY not in secret_env() and secret_env()[KEY + "-rotated"] == "OPENAI_API_KEY"
+    assert find_secret({"a": f"x{KEY}-rotated"}) == ("a", "OPENAI_API_KEY")
+    monkeypatch.setenv("MY_TOKEN", "another-secret-value")
+    assert "another-secret-value" not in secret_env()
+    undo = redact_env(["MY_TOKEN"])
+    try:
+        assert secret_env()["another-secret-value"] == "MY_TOKEN"
+    finally:
+        undo()
+    assert "another-secret-value" not in secret_env()
+    monkeypatch.setenv("HEADERLOCK_REDACT_ENV", "MY_TOKEN")
+    assert secret_env()["another-secret-value"] == "MY_TOKEN"
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://user:pass-word-123@proxy.example/v1")
+    assert "pass-word-123" in secret_env()
+
+
+def test_a_signing_secret_added_later_is_a_secret() -> None:
+    before = secret_env()
+    add_signing_secrets(["signing-secret-added-later"])
+    try:
+        assert "signing-secret-added-later" not in before
+        assert "signing-secret-added-later" in secret_env()
+    finally:
+        secrets._signing.remove("signing-secret-added-later")
+
+
+def test_the_table_is_a_copy_callers_may_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    secret_env().clear()
+    assert KEY in secret_env()
+
+
+def test_scrubbers_of_the_same_secrets_share_their_forms() -> None:
+    one, two = Scrubber.of([KEY]), Scrubber.of([KEY])
+    assert one.forms is two.forms  # computed once per process, not per lock
+    assert one.text(f"Bearer {KEY}") == "Bearer <<secret>>" == two.text(f"Bearer {KEY}")
+    other = Scrubber.of([KEY + "-other"])
+    assert other.text(f"{KEY}-other") == "<<secret>>"

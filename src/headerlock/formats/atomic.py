@@ -6,8 +6,10 @@ gets the umask's). A symbolic link at the target is refused, naming it (headerlo
 writes only files it owns: never through a link a repository may hold, whose target
 could be any file; a linked directory above it is fine). No temp file survives an
 exception, ``KeyboardInterrupt``
-included; one left by a killed process is removed by the next write to that
-directory once it is ``STALE_SECONDS`` old. A failed write is an
+included; one left by a killed process is removed by a later write to that
+directory once it is ``STALE_SECONDS`` old (a process looks for them in a directory
+at most once every ``STALE_SECONDS``: a scan per write made writing many files to
+one directory quadratic). A failed write is an
 ``OutputFileError`` naming the file; the old bytes stay.
 """
 
@@ -35,6 +37,8 @@ _FLAGS: Final = (
 )
 _ours: set[str] = set()
 _ours_lock = threading.Lock()
+_scanned: dict[str, float] = {}
+"""When (``time.monotonic``) this process last looked for stale temp files, by directory."""
 
 
 def atomic_write(path: Path, text: str, *, max_bytes: int | None = None) -> None:
@@ -71,7 +75,7 @@ def atomic_write(path: Path, text: str, *, max_bytes: int | None = None) -> None
 def _write(path: Path, data: bytes) -> None:
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
-    remove_stale_temp_files(directory)
+    _remove_stale_now_and_then(directory)
     mode = _mode_of(path)
     temp: str | None = None
     try:
@@ -137,6 +141,18 @@ def _chmod(fd: int, temp: str, mode: int) -> None:
 def _forget(temp: str) -> None:
     with _ours_lock:
         _ours.discard(temp)
+
+
+def _remove_stale_now_and_then(directory: Path) -> None:
+    """``remove_stale_temp_files``, unless this process did so in ``directory`` less than
+    ``STALE_SECONDS`` ago (a file younger than that then is not stale yet either)."""
+    key, now = os.path.abspath(directory), time.monotonic()
+    with _ours_lock:
+        last = _scanned.get(key)
+        if last is not None and now - last < STALE_SECONDS:
+            return
+        _scanned[key] = now
+    remove_stale_temp_files(directory)
 
 
 def remove_stale_temp_files(directory: Path, *, older_than: float = STALE_SECONDS) -> list[str]:

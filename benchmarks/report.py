@@ -31,6 +31,8 @@ TARGETS = {
     20: "Cache report: time per request flat from 10 to 1,000 requests (<= 1.5x)",
     22: "Issue 22: replay <= 0.90x the faster peer and <= 1.15x the floor; record <= 1.0x; "
     "bytes <= the smaller peer; memory <= 1.1x; start-up <= 1.10x; -n 2 >= 1.5x",
+    31: "Issue 31: record time per step at 32,000 / 1,000 steps <= 1.3x; a mismatching"
+    " replay <= 1.5x a matching one",
 }
 
 

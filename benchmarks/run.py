@@ -20,6 +20,7 @@ from pathlib import Path
 from benchmarks import (
     cache,
     earlier,
+    linear,
     peers,
     profiles,
     report,
@@ -71,6 +72,8 @@ WORKLOADS = (
     Workload("orders", (6,), throughput.permutations, throughput.profile_orders,
              "Target 6: permutation checks per second"),
     Workload("earlier", (0,), _earlier),
+    Workload("linear", (31,), linear.linear, linear.profile,
+             "Issue 31: record time per step flat to 32,000 steps; mismatching replay <= 1.5x"),
     Workload("cache", (20,), cache.cache, None,
              "Issue 20: cache report time per request; promptcachelint side by side"),
 )  # fmt: skip

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -52,6 +54,9 @@ def test_a_conversation_is_read_only_and_frozen() -> None:
     assert is_deep_frozen(shown) and deep_freeze(shown) is shown
     assert not is_deep_frozen(Conversation([{"mutable": True}]))
     assert thaw(shown) == [{"role": "user", "content": "hi"}]
+    grown = Conversation(["hi", "later"], 1)
+    for copied in (copy.copy(grown), copy.deepcopy(grown), pickle.loads(pickle.dumps(grown))):
+        assert copied == ("hi",) and type(copied) is Conversation and len(copied) == 1
 
 
 def _turn(replies: list[Any], *plugins: Any) -> tuple[AgentApp, ScriptedAdapter, Any]:

@@ -79,6 +79,9 @@ class Conversation(Sequence[Any]):
             return other + self.as_tuple()
         return NotImplemented
 
+    def __reduce__(self) -> tuple[type[Conversation], tuple[list[Any]]]:
+        return Conversation, (list(self),)  # a copy or a pickle holds only these items
+
     def __repr__(self) -> str:
         return repr(self.as_tuple())
 

@@ -52,3 +52,50 @@ def test_a_stale_file_left_after_the_last_look_goes_with_a_later_write(
     atomic_write(tmp_path / "a.yaml", "a: 3\n")
     assert not later.exists() and (tmp_path / "a.yaml").read_text() == "a: 3\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]
+
+
+def test_deferred_directory_syncs_happen_once_per_directory_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(atomic, "_deferring", 0)  # this test run's own session defers too
+    monkeypatch.setattr(atomic, "_pending", set())
+    synced: list[Path] = []
+    monkeypatch.setattr(atomic, "_fsync_dir", synced.append)
+    atomic_write(tmp_path / "now.yaml", "a: 1\n")
+    assert synced == [tmp_path]  # not deferred: after the write
+    outer = atomic.defer_directory_syncs()
+    inner = atomic.defer_directory_syncs()
+    for i in range(10):
+        atomic_write(tmp_path / "b" / f"{i}.yaml", f"i: {i}\n")
+        atomic_write(tmp_path / "a" / f"{i}.yaml", f"i: {i}\n")
+    assert (tmp_path / "b" / "9.yaml").read_text() == "i: 9\n"  # written and renamed now
+    inner()
+    assert synced == [tmp_path]  # the outer deferral still holds them
+    outer()
+    outer()  # a second call does nothing
+    assert synced == [tmp_path, tmp_path / "a", tmp_path / "b"]
+    atomic_write(tmp_path / "later.yaml", "c: 1\n")
+    assert synced[-1] == tmp_path
+
+
+def test_a_pytest_session_syncs_its_recordings_directory_at_its_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(atomic, "_deferring", 0)  # as in a process of its own
+    monkeypatch.setattr(atomic, "_pending", set())
+    pytester.makepyfile(
+        test_writes="""
+        from headerlock.formats import atomic
+
+        def test_write(tmp_path):
+            synced = []
+            real, atomic._fsync_dir = atomic._fsync_dir, synced.append
+            try:
+                atomic.atomic_write(tmp_path / "r.yaml", "a: 1\\n")
+            finally:
+                atomic._fsync_dir = real
+            assert synced == [] and str(tmp_path) in atomic._pending
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not atomic._pending and not atomic._deferring  # synced when the session ended

@@ -22,6 +22,7 @@ import secrets
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -37,6 +38,10 @@ _FLAGS: Final = (
 )
 _ours: set[str] = set()
 _ours_lock = threading.Lock()
+_deferring = 0
+"""How many ``defer_directory_syncs`` are active."""
+_pending: set[str] = set()
+"""Directories a deferred write renamed a file into, not fsynced yet."""
 _scanned: dict[str, float] = {}
 """When (``time.monotonic``) this process last looked for stale temp files, by directory."""
 
@@ -69,7 +74,44 @@ def atomic_write(path: Path, text: str, *, max_bytes: int | None = None) -> None
     except OSError as error:
         kept = "the old file is kept" if os.path.exists(path) else "nothing written"
         raise OutputFileError(f"cannot write: {_cause(error)}; {kept}", path=label) from None
-    _fsync_dir(path.parent)
+    _sync_directory(path.parent)
+
+
+def defer_directory_syncs() -> Callable[[], None]:
+    """Until the returned function is called, fsync each directory that a write renamed a
+    file into once, then, instead of after every write (a pytest session: the file's
+    bytes are still fsynced before the rename, and the old file is kept until it; only
+    the rename's own durability waits for the end of the session). Nested calls: the
+    outermost one syncs."""
+    global _deferring
+    with _ours_lock:
+        _deferring += 1
+    done = False
+
+    def flush() -> None:
+        global _deferring
+        nonlocal done
+        with _ours_lock:
+            if done:
+                return
+            done = True
+            _deferring -= 1
+            if _deferring:
+                return
+            pending = sorted(_pending)
+            _pending.clear()
+        for directory in pending:
+            _fsync_dir(Path(directory))
+
+    return flush
+
+
+def _sync_directory(directory: Path) -> None:
+    with _ours_lock:
+        if _deferring:
+            _pending.add(os.path.abspath(directory))
+            return
+    _fsync_dir(directory)
 
 
 def _write(path: Path, data: bytes) -> None:

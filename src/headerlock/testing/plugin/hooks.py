@@ -156,6 +156,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from headerlock.runtime.plugins import add_import_root
 
     config.add_cleanup(add_import_root(root))  # fixtures' plugins: import from the rootdir
+    from headerlock.formats.atomic import defer_directory_syncs
+
+    config.add_cleanup(defer_directory_syncs())  # a directory fsync per session, not per file
     try:
         names = config.getini("headerlock_redact_env")
         config.add_cleanup(redact_env(names, source="headerlock_redact_env"))

@@ -4,14 +4,14 @@ A replay explains a request that matches nothing against the unserved recorded r
 most like it: the same api, path, tools, system and config first (in that order), then
 the longest run of leading messages in common, the earliest on a tie. Scoring every
 recorded request for every miss made a replay whose requests all miss quadratic; this
-index groups the recorded requests by those five parts and, within a group, by each
-prefix of their messages (the canonical text of each message, as replay compares), so a
-miss costs one likeness per group and one look-up per message it has in common.
+index groups the recorded requests by those five parts and, within a group, in a tree of
+their leading messages (by each message's canonical text, as replay compares; a message
+several entries share is written once), so a miss costs one likeness per group and one
+look-up per message it has in common.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,15 +44,19 @@ def common_messages(a: Any, b: Any) -> int:
     return count
 
 
-def _prefixes(messages: list[Any]) -> list[bytes]:
-    """A digest of each non-empty prefix of ``messages`` (their canonical texts, chained)."""
-    chained, found = hashlib.sha256(), []
-    for message in messages:
-        text = canonical_json(message).encode("utf-8", "surrogatepass")
-        chained.update(len(text).to_bytes(8, "big"))
-        chained.update(text)
-        found.append(chained.copy().digest())
-    return found
+def closest_by_scoring(
+    entries: Sequence[WireEntry], served: Sequence[bool], live: WireEntry
+) -> int | None:
+    """``ClosestIndex.closest`` by scoring every unserved entry (no index to build: what
+    a replay with a few misses does)."""
+    best: tuple[tuple[int, ...], int] | None = None
+    for index, entry in enumerate(entries):
+        if served[index]:
+            continue
+        score = (*likeness(entry, live), common_messages(entry.messages, live.messages))
+        if best is None or score > best[0]:
+            best = (score, index)
+    return None if best is None else best[1]
 
 
 @dataclass(slots=True)
@@ -69,13 +73,22 @@ class _Queue:
 
 
 @dataclass(slots=True)
+class _Node:
+    """A run of leading messages: the entries that start with it, and its longer runs by
+    the canonical text of their next message."""
+
+    entries: _Queue = field(default_factory=_Queue)
+    next: dict[str, _Node] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class _Group:
     """The recorded requests with the same api, path, tools, system and config."""
 
     first: WireEntry
     every: _Queue = field(default_factory=_Queue)
-    listed: _Queue = field(default_factory=_Queue)
-    by_prefix: dict[bytes, _Queue] = field(default_factory=dict)
+    listed: _Node = field(default_factory=_Node)
+    """The entries whose messages are a list, by their leading messages."""
     unlisted: list[int] = field(default_factory=list)
     """Entries whose messages are no list: scored one by one (``common_messages``)."""
 
@@ -92,6 +105,7 @@ class ClosestIndex:
     def __init__(self, entries: Sequence[WireEntry]) -> None:
         self.entries = entries
         self._groups: dict[str, _Group] = {}
+        texts: dict[int, str] = {}  # a message shared by several entries is written once
         for index, entry in enumerate(entries):
             key = _group_key(entry)
             group = self._groups.get(key)
@@ -101,44 +115,50 @@ class ClosestIndex:
             if not isinstance(entry.messages, list):
                 group.unlisted.append(index)
                 continue
-            group.listed.indexes.append(index)
-            for digest in _prefixes(entry.messages):
-                group.by_prefix.setdefault(digest, _Queue()).indexes.append(index)
+            node = group.listed
+            node.entries.indexes.append(index)
+            for message in entry.messages:
+                text = texts.get(id(message))
+                if text is None:
+                    text = texts[id(message)] = canonical_json(message)
+                node = node.next.setdefault(text, _Node())
+                node.entries.indexes.append(index)
 
     def closest(self, live: WireEntry, served: Sequence[bool]) -> int | None:
         """The unserved entry most like ``live`` (``likeness``, then the messages in
         common, then the earliest), or ``None`` when every entry is served."""
         best: tuple[tuple[int, ...], int] | None = None
-        live_prefixes: list[bytes] | None = None
+        live_texts: list[str] | None = None
         for group in self._groups.values():
             if group.every.first(served) is None:
                 continue
             shape = likeness(group.first, live)
             if best is not None and shape < best[0][:-1]:
                 continue
-            if isinstance(live.messages, list) and live_prefixes is None:
-                live_prefixes = _prefixes(live.messages)
-            for index, common in self._in_group(group, live, live_prefixes, served):
+            if isinstance(live.messages, list) and live_texts is None:
+                live_texts = [canonical_json(m) for m in live.messages]
+            for index, common in self._in_group(group, live, live_texts, served):
                 score = (*shape, common)
                 if best is None or score > best[0] or (score == best[0] and index < best[1]):
                     best = (score, index)
         return None if best is None else best[1]
 
     def _in_group(
-        self, group: _Group, live: WireEntry, prefixes: list[bytes] | None, served: Sequence[bool]
+        self, group: _Group, live: WireEntry, texts: list[str] | None, served: Sequence[bool]
     ) -> list[tuple[int, int]]:
         """Candidates of ``group``: (index, messages in common) of the earliest unserved
         entry with the longest common run, and of each unserved unlisted entry."""
         found = [(i, common_messages(self.entries[i].messages, live.messages))
                  for i in group.unlisted if not served[i]]  # fmt: skip
-        best = group.listed.first(served)
+        node = group.listed
+        best = node.entries.first(served)
         if best is None:
             return found
         common = 0
-        for digest in prefixes or ():  # none: live's messages are no list, so none in common
-            queue = group.by_prefix.get(digest)
-            index = None if queue is None else queue.first(served)
-            if index is None:
+        for text in texts or ():  # none: live's messages are no list, so none in common
+            found_next = node.next.get(text)
+            index = None if found_next is None else found_next.entries.first(served)
+            if found_next is None or index is None:
                 break
-            best, common = index, common + 1
+            node, best, common = found_next, index, common + 1
         return [*found, (best, common)]

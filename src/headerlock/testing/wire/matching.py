@@ -15,7 +15,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 from headerlock.formats.wire_recording import WireEntry
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.closest import ClosestIndex
+from headerlock.testing.wire.closest import ClosestIndex, closest_by_scoring
 
 
 class Recorded(Protocol):
@@ -28,6 +28,8 @@ E = TypeVar("E", bound=Recorded)
 
 
 MESSAGES: Final = "messages"
+SCORED_MISSES: Final = 8
+"""Misses explained by scoring every recorded exchange before ``closest`` builds an index."""
 
 
 def request_key(entry: Recorded, messages: Sequence[str] | None = None) -> str:
@@ -77,7 +79,8 @@ class RecordedExchanges(Generic[E]):
         self.entries = tuple(entries)
         self.served = [False] * len(self.entries)
         self._by_key: dict[bytes, deque[int]] = {}
-        self._closest: ClosestIndex | None = None  # built at the first miss
+        self._closest: ClosestIndex | None = None  # built after SCORED_MISSES misses
+        self._misses = 0
         texts: dict[int, str] = {}  # a message shared by several entries is written once
         for index, entry in enumerate(self.entries):
             self._by_key.setdefault(_digest(_shared_key(entry, texts)), deque()).append(index)
@@ -107,9 +110,14 @@ class RecordedExchanges(Generic[E]):
 
     def closest(self, live: WireEntry) -> int | None:
         """The unserved exchange most like ``live`` (the same api, path and header first,
-        then the longest common run of messages), to explain a miss against."""
+        then the longest common run of messages), to explain a miss against. The first
+        few misses score each exchange; more build an index (``closest``), so a replay
+        whose requests all miss stays linear and one that misses once builds nothing."""
+        entries = self.entries
+        if self._closest is None and self._misses < SCORED_MISSES:
+            self._misses += 1
+            return closest_by_scoring(entries, self.served, live)  # type: ignore[arg-type]
         if self._closest is None:
-            entries = self.entries
             assert all(isinstance(e, WireEntry) for e in entries)
             self._closest = ClosestIndex(entries)  # type: ignore[arg-type]
         return self._closest.closest(live, self.served)

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from headerlock.agent import TOOL_ORDER_REST, ToolSchema, order_tools
 from headerlock.errors import ConfigError, RecordingError
-from headerlock.formats import placeholders
+from headerlock.formats import placeholders, secrets
 from headerlock.formats.recording import load_recording
 from headerlock.formats.scrub import (
     find_secret,
@@ -134,6 +134,8 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(REDACT_ENV_VAR, raising=False)
+    # a Bedrock test earlier in this process left botocore's signing secrets behind
+    monkeypatch.setattr(secrets, "_signing", [])
     return KEYS
 
 

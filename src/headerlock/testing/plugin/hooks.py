@@ -1,4 +1,4 @@
-"""The headerlock pytest plugin (entry point ``pytest11: headerlock``).
+"""The headerlock pytest plugin (entry point ``pytest11: headerlock``): every hook.
 
 Collects ``fixtures/*.yaml`` as scenario items that replay their recording
 (``pytest --snapshot-update`` records), plus one ``headerlock-guards`` item per
@@ -7,128 +7,51 @@ fixtures directory. Python tests that drive an ``AgentApp`` themselves use the
 other agent (the official SDKs, frameworks) use the ``headerlock_wire`` fixture
 and marker (``headerlock.testing.plugin.wire_fixture``).
 
-headerlock keeps its recordings' books itself (``headerlock.testing.plugin.updates``):
-a recording is written only when its own item passed, and unused recordings are
-removed only at the end of a whole, green session (the xdist controller decides
-once for all workers). syrupy's snapshots in the same run are left to syrupy;
-its ``--snapshot-update`` flag is the update flag.
+The state lives in one object, the ``HeaderlockSession`` (``session``) made in
+``pytest_configure``: each hook here is a short call into it. headerlock keeps its
+recordings' books itself: a recording is written only when its own item passed, and
+unused recordings are removed only at the end of a whole, green session (the xdist
+controller decides once for all workers). syrupy's snapshots in the same run are left
+to syrupy; its ``--snapshot-update`` flag is an alias of ``--headerlock-record=all``.
+
+This module stays light (pytest imports it at start-up): what a hook needs beyond the
+stash is imported inside the hook.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from headerlock.errors import HeaderlockError
-from headerlock.testing.plugin.nodes import FixturesDir, GuardsItem
-from headerlock.testing.plugin.state import PATHS_KEY, record_mode, relative_to_cwd, updating
+from headerlock.testing.plugin.nodes import FixturesDir
+from headerlock.testing.plugin.options import add_options
+from headerlock.testing.plugin.state import (
+    PATHS_KEY,
+    SESSION_KEY,
+    SESSION_NAME,
+    record_mode,
+    relative_to_cwd,
+    session_of,
+)
 
 if TYPE_CHECKING:
     from headerlock.testing.plugin.items import Recorder
+    from headerlock.testing.plugin.session import HeaderlockSession
     from headerlock.testing.wire.run import WireRun
 
 
-def _non_negative(text: str) -> int:
-    """An option value that is a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+_running: list[HeaderlockSession] = []
+"""The sessions configured in this process, innermost last (``pytest_runtest_logreport``
+is handed no config; a pytester run in the process nests one session in another)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("headerlock", "headerlock: record and replay agent request headers")
-    group.addoption(
-        "--headerlock-live",
-        action="store_true",
-        default=False,
-        help="take model output from the live OpenAI-compatible endpoint (HEADERLOCK_BASE_URL);"
-        " with --snapshot-update, re-record against it",
-    )
-    group.addoption(
-        "--headerlock-permutations",
-        type=_non_negative,
-        default=0,
-        metavar="N",
-        help="also run every scenario under N plugin registration orders and load schedules;"
-        " any change in the recorded bytes fails the scenario",
-    )
-    group.addoption(
-        "--headerlock-record",
-        choices=("none", "new", "all"),
-        default=None,
-        help="none (default): replay, a missing recording is an error; new: record only the"
-        " tests that have no recording, replay the rest; all: re-record every test (the same"
-        " as --snapshot-update). Default: the headerlock_record ini option",
-    )
-    group.addoption(
-        "--headerlock-no-pending",
-        action="store_true",
-        default=False,
-        help="a replay that mismatches writes no <name>.yaml.new pending file (and answers the"
-        " mismatching request with an HTTP 400 instead of the recorded response)",
-    )
-    group.addoption(
-        "--headerlock-manifest",
-        default=None,
-        metavar="PATH",
-        help="write this run's usage manifest (JSON: tests run, recordings used, written,"
-        " pending) to PATH at the end; merge CI jobs' with: headerlock unused MANIFEST...",
-    )
-    parser.addini(
-        "headerlock_manifest", "write the run's usage manifest to this path (rootdir-relative)"
-    )
-    parser.addini("headerlock_record", "record mode: none, new or all", default="none")
-    parser.addini(
-        "headerlock_ignore",
-        "request paths never compared in any headerlock_wire test (config.seed,"
-        " messages[*].content); one reaching no request of the session is reported",
-        type="args",
-    )
-    group.addoption(
-        "--headerlock-cache",
-        nargs="?",
-        const="report",
-        default=None,
-        choices=("report", "fail"),
-        help="report every headerlock_wire test's prompt-cache breaks in the summary;"
-        " =fail also fails the tests whose session has one (write it as --headerlock-cache=fail)",
-    )
-    group.addoption(
-        "--headerlock-flakes-dump",
-        dest="headerlock_flakes_dump",
-        metavar="DIR",
-        default=None,
-        help="(what `headerlock flakes` runs) run only the headerlock_wire tests, sealed and"
-        " recording nothing, and write each one's request headers to DIR",
-    )
-    parser.addini("headerlock_fixtures", "directory of scenario fixtures", default="fixtures")
-    parser.addini("headerlock_recordings", "directory of recordings", default="recordings")
-    parser.addini("headerlock_redact_env", "env vars whose values are secrets", type="args")
-    parser.addini(
-        "headerlock_allow_hosts",
-        "hosts a sealed headerlock_wire test may open raw connections to (never model requests)",
-        type="args",
-    )
-    parser.addini(
-        "headerlock_cache",
-        "report (or fail on) every headerlock_wire test's prompt-cache breaks: report, fail, off",
-        default="",
-    )
-    parser.addini(
-        "headerlock_require_pin",
-        "fail the headerlock_wire tests of a header class that has no pinned test",
-        type="bool",
-        default=False,
-    )
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -167,22 +90,18 @@ def pytest_configure(config: pytest.Config) -> None:
     fixtures = relative_to_cwd(root / str(config.getini("headerlock_fixtures")))
     recordings = relative_to_cwd(root / str(config.getini("headerlock_recordings")))
     config.stash[PATHS_KEY] = (fixtures, recordings)
-    from headerlock.testing.plugin.updates import UPDATES_KEY, Updates
+    from headerlock.testing.plugin.session import HeaderlockSession
 
-    updates = Updates(config, recordings=recordings, fixtures=fixtures, update=updating(config))
-    config.stash[UPDATES_KEY] = updates
-    config.pluginmanager.register(updates, "headerlock-updates")
-    from headerlock.testing.plugin.manifest import install as install_manifest
+    session = HeaderlockSession(config)  # the books, classes, call phase, cache, manifest
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, SESSION_NAME)
+    _running.append(session)
 
-    install_manifest(config, updates)  # --headerlock-manifest / headerlock_manifest
-    from headerlock.testing.plugin.wire_classes import CLASSES_KEY, WireClasses
 
-    classes = WireClasses(config, update=updating(config))
-    config.stash[CLASSES_KEY] = classes
-    config.pluginmanager.register(classes, "headerlock-wire-classes")
-    from headerlock.testing.plugin.wire_cache import install
-
-    install(config)  # --headerlock-cache / headerlock_cache: the cache report of wire tests
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session in _running:
+        _running.remove(session)
 
 
 def _check_ini(config: pytest.Config) -> None:
@@ -205,10 +124,13 @@ def _check_ini(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before the terminal and --junitxml take the text
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """headerlock's failure text with control and bidi characters escaped."""
+    """headerlock's failure text with control and bidi characters escaped; then the
+    session notes the report."""
     from headerlock.testing.plugin.display import escape_report
 
     escape_report(report)
+    if _running:
+        _running[-1].logged(report)
 
 
 def _check_ignore(config: pytest.Config) -> None:
@@ -222,14 +144,60 @@ def _check_ignore(config: pytest.Config) -> None:
         raise pytest.UsageError(f"headerlock: {error}") from None
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Project-wide guards run after the scenarios (whatever order other plugins chose);
-    under ``headerlock flakes`` only the ``headerlock_wire`` tests run."""
-    from headerlock.testing.plugin.flake_probe import deselect_unwired
+@pytest.hookimpl(wrapper=True, trylast=True)  # innermost: the result before --lf filters it
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    session_of(collector.config).collected(collector, report)
+    return report
 
-    items.sort(key=lambda item: isinstance(item, GuardsItem))
-    deselect_unwired(config, items)
+
+@pytest.hookimpl(trylast=True)  # after other plugins chose their order
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Pins first under an update, project-wide guards after the scenarios; under
+    ``headerlock flakes`` only the ``headerlock_wire`` tests run."""
+    session_of(config).sort(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session_of(session.config).collection_finished(session)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    __tracebackhide__ = True
+    return (yield from session_of(item.config).call(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after xfail had its say
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    session_of(item.config).made_report(item, call, report)
+    return report
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    session_of(node.config).node_down(node, error)
+
+
+@pytest.hookimpl(trylast=True)  # the manifest sees the final exit status
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session_of(session.config).finish(session, exitstatus)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """One ``headerlock`` section (none when there is nothing to say)."""
+    from headerlock.testing.plugin.display import summary_line
+
+    lines = session_of(config).summary()
+    if lines:
+        terminalreporter.section("headerlock")
+    for line in lines:
+        summary_line(terminalreporter, line)
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

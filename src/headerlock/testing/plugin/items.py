@@ -184,7 +184,7 @@ class Recorder:
             if pending_enabled(config):
                 pending.clear(path)
             return
-        from headerlock.testing.plugin.wire_fixture import verdict  # a failure, xfail or not
+        from headerlock.testing.plugin.call_phase import verdict  # a failure, xfail or not
 
         command = record_test_command(node)
         if not path.exists():

@@ -49,7 +49,8 @@ def _outcome(outcome: Outcome | None) -> str:
 
 
 class ManifestWriter:
-    """Plugin object (controller only): writes the manifest in ``pytest_sessionfinish``."""
+    """Writes the manifest at the end of the session, last (controller only; a part of
+    the session when the run writes one)."""
 
     def __init__(self, config: pytest.Config, updates: Updates, path: Path) -> None:
         self.config = config
@@ -63,8 +64,8 @@ class ManifestWriter:
     def _rel(self, path: str | Path) -> str:
         return Path(os.path.relpath(Path(path).resolve(), self.root)).as_posix()
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def write(self, session: pytest.Session) -> None:
+        """Write the manifest of the books now; a failure fails a green session."""
         try:
             write_manifest(self.path, self.manifest(int(session.exitstatus)))
         except HeaderlockError as error:
@@ -74,12 +75,14 @@ class ManifestWriter:
             return
         self.written = True
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def lines(self) -> list[str]:
+        """The summary's manifest part: where it went, or why it could not."""
         if self.error is not None:
-            terminalreporter.write_line(self.error)
-        elif self.written:
-            shown = os.path.relpath(self.path, self.config.invocation_params.dir)
-            terminalreporter.write_line(f"headerlock: manifest written to {Path(shown).as_posix()}")
+            return [self.error]
+        if not self.written:
+            return []
+        shown = os.path.relpath(self.path, self.config.invocation_params.dir)
+        return [f"headerlock: manifest written to {Path(shown).as_posix()}"]
 
     def manifest(self, exitstatus: int) -> Manifest:
         """The manifest of the session's books now."""
@@ -156,11 +159,11 @@ def _version() -> str:
         return "unknown"
 
 
-def install(config: pytest.Config, updates: Updates) -> None:
-    """Register the writer when this run (the controller, not an xdist worker) writes one."""
+def manifest_writer(config: pytest.Config, updates: Updates) -> ManifestWriter | None:
+    """The writer when this run (the controller, not an xdist worker) writes a manifest."""
     path = manifest_path(config)
     if path is None or hasattr(config, "workerinput"):
-        return
+        return None
     if path.is_dir():
         raise pytest.UsageError(f"headerlock: --headerlock-manifest {path}: is a directory")
-    config.pluginmanager.register(ManifestWriter(config, updates, path), "headerlock-manifest")
+    return ManifestWriter(config, updates, path)

@@ -11,11 +11,20 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from headerlock.testing.plugin.session import HeaderlockSession
     from headerlock.testing.scenario.project import Project
 
 PATHS_KEY = pytest.StashKey[tuple[Path, Path]]()
 PROJECT_KEY = pytest.StashKey["Project"]()
+SESSION_KEY = pytest.StashKey["HeaderlockSession"]()
+SESSION_NAME = "headerlock-session"
+"""The name the session object is registered under (``pluginmanager.get_plugin``)."""
 GUARDS_NAME = "headerlock-guards"
+
+
+def session_of(config: pytest.Config) -> HeaderlockSession:
+    """The pytest session's ``HeaderlockSession`` (made in ``pytest_configure``)."""
+    return config.stash[SESSION_KEY]
 
 
 def relative_to_cwd(path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Updates are transactions: the session's recording books, as a pytest plugin object.
+"""Updates are transactions: the session's recording books (a part of the session,
+``headerlock.testing.plugin.session``; the hooks call its methods).
 
 - ``claim_recording(item)`` returns where a Python test's recording lives; calling it
   claims the file for the item, and two tests claiming one file is an error.
@@ -15,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePath
@@ -27,9 +28,9 @@ from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.header_lock import unreserved
 from headerlock.formats.write_lock import write_unless_changed
-from headerlock.testing.plugin.display import summary_line
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
+from headerlock.testing.plugin.state import session_of
 from headerlock.testing.plugin.unused import (
     Outcome,
     RecordingsSnapshot,
@@ -41,7 +42,6 @@ from headerlock.testing.plugin.unused import (
     stamp_of,
 )
 
-UPDATES_KEY = pytest.StashKey["Updates"]()
 _STAGED = pytest.StashKey[list["Staged"]]()
 _PASSED = pytest.StashKey[bool]()
 WORKER_OUTPUT = "headerlock"
@@ -59,8 +59,8 @@ class Staged:
 
 
 def updates_of(config: pytest.Config) -> Updates:
-    """The session's books (registered by the plugin in ``pytest_configure``)."""
-    return config.stash[UPDATES_KEY]
+    """The session's books (``HeaderlockSession.books``)."""
+    return session_of(config).books
 
 
 def claim_recording(item: pytest.Item, *, fixture: str = "headerlock_wire") -> Path:
@@ -124,7 +124,7 @@ def _key(path: Path) -> str:
     return str(path.resolve())
 
 
-def _shown(path: Path | str) -> str:
+def shown_path(path: Path | str) -> str:
     absolute = Path(path).resolve()
     try:
         return absolute.relative_to(Path.cwd().resolve()).as_posix()
@@ -133,7 +133,8 @@ def _shown(path: Path | str) -> str:
 
 
 class Updates:
-    """The plugin object keeping this session's books (one per pytest process)."""
+    """The session's books (one per pytest process); the hooks feed it the collection,
+    the reports and the xdist workers' books, in that order."""
 
     def __init__(
         self, config: pytest.Config, *, recordings: Path, fixtures: Path, update: bool
@@ -193,17 +194,17 @@ class Updates:
         others = sorted({*self._owners.get(key, ()), *users} - {item.nodeid})
         if others:
             raise RecordingClashError(
-                f"{item.nodeid} and {others[0]} would both write {_shown(path)}; give one of"
+                f"{item.nodeid} and {others[0]} would both write {shown_path(path)}; give one of"
                 " them another name with @pytest.mark.headerlock_name(...); nothing written",
-                path=_shown(path),
+                path=shown_path(path),
                 owners=[item.nodeid, *others],
             )
         previous = users.setdefault(item.nodeid, fixture)
         if previous != fixture:
             raise RecordingClashError(
                 f"{item.nodeid} uses both {previous} and {fixture}, which would write the"
-                f" same file {_shown(path)}; nothing written",
-                path=_shown(path),
+                f" same file {shown_path(path)}; nothing written",
+                path=shown_path(path),
                 owners=[item.nodeid],
             )
         self.ledger.claim(key, item.nodeid)
@@ -222,11 +223,8 @@ class Updates:
 
     # -- collection ------------------------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: the result before --lf filters it
-    def pytest_make_collect_report(
-        self, collector: pytest.Collector
-    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-        report = yield
+    def collected(self, collector: pytest.Collector, report: pytest.CollectReport) -> None:
+        """Note what ``collector`` collected (before ``--lf`` narrows it)."""
         if isinstance(collector, pytest.Directory) and _same(collector.path, self.fixtures):
             self._roots[collector.nodeid] = ("fixtures", _key(self.fixtures))
         elif isinstance(collector, pytest.Module) and collector.path.suffix == ".py":
@@ -236,9 +234,9 @@ class Updates:
             self._children[collector.nodeid] = [
                 (node.nodeid, isinstance(node, pytest.Item)) for node in report.result
             ]
-        return report
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
+    def collection_finished(self, session: pytest.Session) -> None:
+        """The selection is final: note the spaces and who owns which recording."""
         self.ledger.selected = {item.nodeid for item in session.items}
         self.ledger.collected = {
             nodeid for children in self._children.values() for nodeid, item in children if item
@@ -268,11 +266,9 @@ class Updates:
 
     # -- running ---------------------------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
+    def made_report(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """``item``'s report of a phase: after its teardown, write what it staged when
+        every phase passed."""
         if not report.passed:
             item.stash[_PASSED] = False
             if report.failed and self.update:
@@ -282,7 +278,6 @@ class Updates:
             item.stash[_STAGED] = []
             if item.stash.get(_PASSED, True):
                 self._commit(item, report, staged)
-        return report
 
     def _note_kept(self, item: pytest.Item, report: pytest.TestReport) -> None:
         owned = {key for key, ids in self.ledger.claims.items() if item.nodeid in ids}
@@ -292,7 +287,7 @@ class Updates:
         for key in kept:
             self.ledger.kept[key] = item.nodeid
         if kept:
-            names = ", ".join(_shown(k) for k in kept)
+            names = ", ".join(shown_path(k) for k in kept)
             report.sections.append(
                 ("headerlock", f"kept {names}: this test failed, so its recording was not updated")
             )
@@ -319,7 +314,8 @@ class Updates:
             if existed:
                 self.ledger.changed.add(_key(entry.path))
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def logged(self, report: pytest.TestReport) -> None:
+        """Note a phase's outcome (on the xdist controller: a worker's report)."""
         node = getattr(report, "node", None)  # set by xdist on the controller
         self._ran_on[report.nodeid] = None if node is None else _worker_name(node)
         outcome = self.outcomes.setdefault(report.nodeid, Outcome())
@@ -332,8 +328,8 @@ class Updates:
 
     # -- the end ---------------------------------------------------------------------
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: object) -> None:
+    def node_down(self, node: Any, error: object) -> None:
+        """An xdist worker ended: merge its books, note it when it was lost."""
         name = _worker_name(node)
         if error:
             self._lost.append(f"{name}: {error}")
@@ -343,7 +339,9 @@ class Updates:
             self._workers_merged.add(name)
             self.ledger.merge(Ledger.from_data(data))
 
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """A worker hands its books to the controller; the deciding process finds the
+        unused recordings and removes them when the session allows it."""
         if self.is_worker:
             self.config.workeroutput[WORKER_OUTPUT] = self.ledger.to_data()  # type: ignore[attr-defined]
             return
@@ -384,110 +382,6 @@ class Updates:
         if None in self._ran_on.values():
             return set(self._ran_on) | self.ledger.collected
         return {i for i, name in self._ran_on.items() if name in self._lost_names}
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker:
-            return
-        for line in self.summary():
-            summary_line(terminalreporter, f"headerlock: {line}")
-
-    def summary(self) -> list[str]:
-        """The lines the terminal summary shows (each prefixed with ``headerlock:``);
-        none in a project that has no recordings and used none."""
-        ledger = self.ledger
-        lines: list[str] = []
-        if not (ledger.claims or self.unused or self.recordings.is_dir()):
-            return lines
-        if ledger.written or (self.update and ledger.unchanged):
-            lines.append(
-                f"{_count(len(ledger.written), 'recording')} written,"
-                f" {len(ledger.unchanged)} unchanged"
-            )
-            lines += named_paths(ledger, _shown)
-        if ledger.matched and not self.update:
-            lines.append(f"{_count(len(ledger.matched), 'recording')} matched")
-        if ledger.pending:
-            lines.append(
-                f"{_count(len(ledger.pending), 'pending change')}"
-                f" ({capped(sorted(_shown(p) for p in ledger.pending))});"
-                " accept or reject with: headerlock review"
-            )
-        lines += sorted(ledger.ignore_notes)
-        if ledger.older_format:
-            lines.append(
-                f"{_count(len(ledger.older_format), 'recording')} in an older format version"
-                f" replayed ({capped(sorted(_shown(p) for p in ledger.older_format))});"
-                " update them with: headerlock migrate"
-            )
-        for change, nodeids in sorted(ledger.header_changes.items()):
-            tests = sorted(nodeids)
-            lines.append(
-                f"header changed: {change}: {_count(len(tests), 'test')} ({capped(tests)});"
-                f" accept it: headerlock review (or pytest --snapshot-update {' '.join(tests)})"
-            )
-        unmatched = sorted(ledger.ignore_seen - ledger.ignore_matched)
-        if unmatched:
-            lines.append(
-                f"headerlock_ignore: {', '.join(map(repr, unmatched))} matched no request of"
-                " this session (a misspelled path ignores nothing)"
-            )
-        kept = sorted(ledger.kept.items())
-        for key, nodeid in kept[:SHOWN_PATHS]:
-            lines.append(f"kept {_shown(key)}: {nodeid} failed, so it was not updated")
-        if len(kept) > SHOWN_PATHS:
-            lines.append(
-                f"and {len(kept) - SHOWN_PATHS} more kept: their tests failed, so they were"
-                " not updated"
-            )
-        shown = capped([_shown(p) for p in self.unused])
-        unused = _count(len(self.unused), "unused recording")
-        if self.removed:
-            removed = capped([_shown(p) for p in self.removed])
-            lines.append(f"removed {_count(len(self.removed), 'unused recording')}: {removed}")
-        elif self.update and self.problem is not None:
-            what = f"{unused} kept ({shown})" if self.unused else "no unused recording removed"
-            lines.append(f"{what}: {self.problem}")
-        elif self.unused and not self.update:
-            lines.append(f"{unused}: {shown}; remove with: pytest --snapshot-update")
-        if self.update and self.problem is None and self.partial:
-            lines.append(
-                "unused recordings are removed only where every test of a file (every"
-                " fixture) ran; this run left some out"
-            )
-        if self.fresh:
-            fresh = capped([_shown(p) for p in self.fresh])
-            lines.append(
-                f"kept {_count(len(self.fresh), 'recording')} written after this session"
-                f" started (another session's?): {fresh}"
-            )
-        lines.extend(f"could not remove {error}" for error in self.remove_errors)
-        return lines
-
-
-SHOWN_PATHS = 10
-"""How many paths a summary line names before it says how many more."""
-
-
-def capped(paths: list[str], most: int = SHOWN_PATHS) -> str:
-    """``paths`` joined, at most ``most`` of them, then ``and N more``."""
-    shown = ", ".join(paths[:most])
-    return shown + (f", and {len(paths) - most} more" if len(paths) > most else "")
-
-
-def named_paths(ledger: Ledger, shown: Callable[[str], str]) -> list[str]:
-    """The lines naming the recordings written: new ones, changed ones."""
-    lines = []
-    changed = sorted(shown(k) for k in ledger.written & ledger.changed)
-    new = sorted(shown(k) for k in ledger.written - ledger.changed)
-    if new:
-        lines.append(f"  new: {capped(new)}")
-    if changed:
-        lines.append(f"  changed: {capped(changed)}")
-    return lines
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _worker_name(node: object) -> str:

@@ -6,25 +6,22 @@ that closes it), its session is reported from the bytes it sent (its ``WireRun``
 segment seen, pinned or not), numbered as the recording it read or wrote numbers them,
 with each recorded response's usage on the request that received it. The report travels on the
 test's ``user_properties`` (so xdist workers hand it to the controller) and the
-terminal summary prints it, one section per test. ``fail`` also fails a test whose
-session has a finding, with a ``CacheBreakError`` listing them (a failed test
+terminal summary prints it in the headerlock section, one block per test. ``fail`` also
+fails a test whose session has a finding, with a ``CacheBreakError`` listing them (a failed test
 records nothing, as any failure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any, Final
 
 import pytest
-
-from headerlock.testing.plugin.display import summary_line
 
 OPTION: Final = "headerlock_cache"
 INI: Final = "headerlock_cache"
 MODES: Final = ("report", "fail")
 PROPERTY: Final = "headerlock_cache"
-PLUGIN_NAME: Final = "headerlock-wire-cache"
+HEADING: Final = "headerlock cache report"
 
 
 def cache_mode(config: pytest.Config) -> str | None:
@@ -43,19 +40,20 @@ def cache_mode(config: pytest.Config) -> str | None:
 
 
 class CacheWatch:
-    """Plugin object: reports (and under ``fail`` checks) each wire test's session."""
+    """Reports (and under ``fail`` checks) each wire test's session (a part of the
+    session, there when the option or the ini value asks for it)."""
 
     def __init__(self, fail: bool) -> None:
         self.fail = fail
         self.sections: list[tuple[str, str, bool]] = []
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after the lock has closed
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
+    def after_call(self, item: pytest.Item) -> None:
+        """Report the session of ``item``'s lock, which has closed; under ``fail`` raise
+        ``CacheBreakError`` when it has a finding."""
         __tracebackhide__ = True
-        result = yield
         run = _wire_run(item)
         if run is None or not run.requests:
-            return result
+            return
         from headerlock.testing.wire.cache.report import cache_report
 
         report = cache_report(run)
@@ -74,27 +72,26 @@ class CacheWatch:
                 findings=[f.line() for f in found],
                 codes=[f.code for f in found],
             )
-        return result
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def logged(self, report: pytest.TestReport) -> None:
+        """Keep the report a call phase carries (on the xdist controller: a worker's)."""
         if report.when != "call":
             return
         for key, value in report.user_properties:
             if key == PROPERTY and isinstance(value, (tuple, list)) and len(value) == 2:
                 self.sections.append((report.nodeid, str(value[0]), bool(value[1])))
 
-    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+    def lines(self) -> list[str]:
+        """The summary's cache part: a heading, each test's report, then the count."""
         if not self.sections:
-            return
+            return []
         broken = sum(1 for _, _, found in self.sections if found)
-        terminalreporter.section("headerlock cache report")
+        lines = [HEADING]
         for _, text, _ in sorted(self.sections):
-            for line in text.splitlines():
-                summary_line(terminalreporter, line)
+            lines += text.splitlines()
         noun = "test" if len(self.sections) == 1 else "tests"
-        terminalreporter.write_line(
-            f"headerlock cache: {len(self.sections)} wire {noun}, {broken} with findings"
-        )
+        lines.append(f"headerlock cache: {len(self.sections)} wire {noun}, {broken} with findings")
+        return lines
 
 
 def _wire_run(item: pytest.Item) -> Any:
@@ -107,8 +104,7 @@ def _wire_run(item: pytest.Item) -> Any:
     return run if isinstance(run, WireRun) else None
 
 
-def install(config: pytest.Config) -> None:
-    """Register the watch when the option or the ini value asks for it."""
+def cache_watch(config: pytest.Config) -> CacheWatch | None:
+    """The watch when the option or the ini value asks for one."""
     mode = cache_mode(config)
-    if mode is not None and not config.pluginmanager.has_plugin(PLUGIN_NAME):
-        config.pluginmanager.register(CacheWatch(fail=mode == "fail"), PLUGIN_NAME)
+    return None if mode is None else CacheWatch(fail=mode == "fail")

@@ -16,13 +16,13 @@ so that they are checked against what it records in the same run.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import pytest
 
-from headerlock.testing.plugin.display import summary_line
+from headerlock.testing.plugin.state import session_of
 
 FIXTURE: Final = "headerlock_wire"
 MARKER: Final = "headerlock_wire"
@@ -30,7 +30,6 @@ PIN_MARKER: Final = "headerlock_pin"
 REQUIRE_PIN_INI: Final = "headerlock_require_pin"
 WORKER_OUTPUT: Final = "headerlock_wire_classes"
 MAX_NAMED: Final = 10
-CLASSES_KEY = pytest.StashKey["WireClasses"]()
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +166,7 @@ class ClassBook:
 
 
 class WireClasses:
-    """Plugin object: the session's header classes and their summary."""
+    """The session's header classes and their summary (a part of the session)."""
 
     def __init__(self, config: pytest.Config, *, update: bool) -> None:
         self.config = config
@@ -179,20 +178,17 @@ class WireClasses:
         self._seen: dict[str, pytest.Item] = {}
         self._of: dict[str, str] = {}
 
-    @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: before --lf narrows a module
-    def pytest_make_collect_report(
-        self, collector: pytest.Collector
-    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-        report = yield
+    def collected(self, report: pytest.CollectReport) -> None:
+        """Note the wire tests a collector collected (before ``--lf`` narrows a module)."""
         if report.passed:
             for node in report.result:
                 if uses_wire(node):
                     assert isinstance(node, pytest.Item)
                     self._seen.setdefault(node.nodeid, node)
-        return report
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+    def sort(self, items: list[pytest.Item]) -> None:
+        """Build the classes from everything collected; under ``--snapshot-update`` each
+        class's pin moves before its class's other tests."""
         for item in items:
             if uses_wire(item):
                 self._seen.setdefault(item.nodeid, item)
@@ -223,23 +219,18 @@ class WireClasses:
         """The guard could not check ``item`` (its pin has no recording yet)."""
         self.book.unguarded.setdefault(header_class.name, {})[item.nodeid] = why
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: object) -> None:
+    def node_down(self, node: Any) -> None:
+        """An xdist worker ended: merge its book."""
         data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
         if data is not None:
             self.book.merge(data)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def finish(self) -> None:
+        """A worker hands its book to the controller."""
         if self.is_worker:
             self.config.workeroutput[WORKER_OUTPUT] = self.book.to_data()  # type: ignore[attr-defined]
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker:
-            return
-        for line in self.book.lines():
-            summary_line(terminalreporter, f"headerlock: {line}")
-
 
 def classes_of(config: pytest.Config) -> WireClasses:
-    """The session's header classes (registered by the plugin in ``pytest_configure``)."""
-    return config.stash[CLASSES_KEY]
+    """The session's header classes (``HeaderlockSession.classes``)."""
+    return session_of(config).classes

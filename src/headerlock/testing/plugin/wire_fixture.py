@@ -28,7 +28,7 @@ included; the report says failed. Only an interrupt (``KeyboardInterrupt``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -49,7 +49,7 @@ from headerlock.formats.header_lock import LOCK_NAME
 from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_scrub import Scrubber
-from headerlock.testing.plugin.display import summary_line
+from headerlock.testing.plugin.call_phase import OPEN, NotRun, interrupted, rule, rule_setup
 from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
 from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
@@ -70,7 +70,6 @@ from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.run import WireRun
 
-PLUGIN_NAME: Final = "headerlock-wire-calls"
 _MARKER_KEYS: Final = (
     "allow_hosts",
     "header_class",
@@ -81,8 +80,6 @@ _MARKER_KEYS: Final = (
     "redact_env",
     "script",
 )
-_OPEN = pytest.StashKey["OpenLock"]()
-_VERDICT = pytest.StashKey["Verdict"]()
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,22 +160,6 @@ def _more_options(
     return rules, redact, tuple(hosts)
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A test's failed check (a mismatch, a class guard, a lock that could not open): its
-    report of phase ``when`` says failed; ``plain`` shows only the message (no traceback)."""
-
-    error: BaseException
-    plain: bool = False
-    when: str = "call"
-
-
-def _rule(item: pytest.Item, error: BaseException, *, plain: bool = False) -> BaseException:
-    """Note ``error`` as ``item``'s verdict (``CallPhase`` makes the report say failed)."""
-    item.stash[_VERDICT] = Verdict(error, plain)
-    return error
-
-
 class OpenLock:
     """The lock of one test while it is open; ``close`` ends it once."""
 
@@ -226,21 +207,21 @@ class OpenLock:
         except WireMismatch as found:
             mismatch = found
         except IgnoreRuleError as found:
-            raise _rule(self.item, found, plain=True) from None
+            raise rule(self.item, found, plain=True) from None
         except RecordingRunError as found:
-            raise _rule(self.item, _named(found, self.path), plain=True) from None
+            raise rule(self.item, _named(found, self.path), plain=True) from None
         finally:
             note_session(self.item, self.run, self.lock)
-        if mismatch is None and self.run.differences and not isinstance(error, _NotRun):
+        if mismatch is None and self.run.differences and not isinstance(error, NotRun):
             # the lock let a BaseException (a skip, an xfail) pass: the verdict still stands
             mismatch = WireMismatch("", path=str(self.path), differences=[])
             mismatch.__context__ = error
         if mismatch is not None:
             verdict = self._mismatch(mismatch)
             if isinstance(error, KeyboardInterrupt | pytest.exit.Exception):
-                _interrupted(self.item).append((self.item.nodeid, str(verdict)))
+                interrupted(self.item).append((self.item.nodeid, str(verdict)))
                 return
-            raise _rule(self.item, verdict)  # outside the except: its context is the agent's
+            raise rule(self.item, verdict)  # outside the except: its context is the agent's
         recording = self.run.recording
         if self.update and recording is not None and error is None:
             stage_recording(self.item, self.path, self.lock)
@@ -249,7 +230,7 @@ class OpenLock:
 
     def _dump(self, probe: Path, error: BaseException | None, traceback: Any) -> None:
         """``headerlock flakes``: end the lock, keep no verdict, write the headers sent."""
-        failure = None if error is None or isinstance(error, _NotRun) else error
+        failure = None if error is None or isinstance(error, NotRun) else error
         try:
             self.lock.__exit__(None if error is None else type(error), error, traceback)
         except HeaderlockError as found:  # a replay that differs, an exhausted script
@@ -287,7 +268,7 @@ class OpenLock:
         ):
             return
         message = unchecked_message(header_class.name, header_class.member_ids())
-        raise _rule(self.item, PinError([f"{message} ({REQUIRE_PIN_INI} = true)"]), plain=True)
+        raise rule(self.item, PinError([f"{message} ({REQUIRE_PIN_INI} = true)"]), plain=True)
 
     def guard(self) -> None:
         """Check an unpinned test's requests against its class's pin (``wire_guard``);
@@ -309,15 +290,7 @@ class OpenLock:
             self.item.nodeid, self.header_class.name, pin, self.run.requests, headers, scrubber
         )
         if message is not None:
-            raise _rule(self.item, PinError([message]), plain=True)
-
-
-_INTERRUPTED = pytest.StashKey[list[tuple[str, str]]]()
-
-
-def _interrupted(item: pytest.Item) -> list[tuple[str, str]]:
-    """The mismatches of tests that stopped the session (node id, message)."""
-    return item.config.stash.setdefault(_INTERRUPTED, [])
+            raise rule(self.item, PinError([message]), plain=True)
 
 
 _UNNAMED: Final = "wire lock: "
@@ -336,71 +309,6 @@ def _named(error: RecordingRunError, path: Path) -> RecordingRunError:
     named = RecordingRunError(f"{path.as_posix()}: {rest}", scenario=path.as_posix())
     named.__context__ = error.__context__
     return named
-
-
-class _NotRun(BaseException):
-    """Handed to a lock whose test function never ran: end it without a verdict."""
-
-
-class CallPhase:
-    """Plugin object: closes a test's wire lock when its function returns or raises, runs
-    its class guard, and makes the report of a failed check say failed."""
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
-        __tracebackhide__ = True
-        opened = item.stash.get(_OPEN, None)
-        if opened is not None:
-            opened.before_call()
-        try:
-            result = yield
-        except BaseException as error:
-            opened = item.stash.get(_OPEN, None)
-            if opened is not None:
-                opened.close(error)  # a mismatch replaces the error, which stays its context
-            raise
-        opened = item.stash.get(_OPEN, None)
-        if opened is not None:
-            opened.close(None)
-            opened.guard()
-        return result
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after xfail had its say
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        verdict = item.stash.get(_VERDICT, None)
-        if verdict is not None and report.when == verdict.when:
-            report.outcome = "failed"
-            if hasattr(report, "wasxfail"):
-                del report.wasxfail
-            if verdict.plain or call.excinfo is None or call.excinfo.value is not verdict.error:
-                report.longrepr = str(verdict.error)
-        return report
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if session.config.stash.get(_INTERRUPTED, None) and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
-        for nodeid, message in config.stash.get(_INTERRUPTED, []):
-            summary_line(
-                terminalreporter,
-                f"headerlock: {nodeid} stopped the session after its wire replay failed:",
-            )
-            summary_line(terminalreporter, message)
-
-
-def verdict(item: pytest.Item, error: BaseException) -> BaseException:
-    """``error`` as ``item``'s verdict: its call fails whatever xfail marker it carries."""
-    _install(item.config)
-    return _rule(item, error)
-
-
-def _install(config: pytest.Config) -> None:
-    if not config.pluginmanager.has_plugin(PLUGIN_NAME):
-        config.pluginmanager.register(CallPhase(), PLUGIN_NAME)
 
 
 def _open(item: pytest.Item, path: Path) -> OpenLock:
@@ -483,17 +391,16 @@ def open_wire(request: pytest.FixtureRequest) -> Iterator[WireRun]:
     """The ``headerlock_wire`` fixture: yields the test's ``WireRun`` (``.requests``)."""
     item = request.node
     assert isinstance(item, pytest.Item)
-    _install(item.config)
     opened = _opened(item)
     if isinstance(opened, str):
         probe = probe_dir(item.config)
         if probe is not None:  # headerlock flakes says why the test could not run
             dump(probe, item.nodeid, [], error=opened)
-        item.stash[_VERDICT] = Verdict(pytest.fail.Exception(opened), True, "setup")  # xfail too
+        rule_setup(item, opened)  # xfail too
         pytest.fail(opened, pytrace=False)  # the user's to fix, and the message says how
-    item.stash[_OPEN] = opened
+    item.stash[OPEN] = opened
     try:
         yield opened.run
     finally:
-        del item.stash[_OPEN]
-        opened.close(_NotRun())  # still open: the test function never ran (setup failed)
+        del item.stash[OPEN]
+        opened.close(NotRun())  # still open: the test function never ran (setup failed)

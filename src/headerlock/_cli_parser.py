@@ -42,6 +42,23 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _record_mode(text: str) -> str:
+    """``headerlock record --record``: a record mode (pytest's ``--headerlock-record``
+    names) that records something: ``new`` or ``all``."""
+    from headerlock.errors import ConfigError
+    from headerlock.testing.wire.record_mode import record_mode
+
+    try:
+        mode = record_mode(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if mode == "none":
+        raise argparse.ArgumentTypeError(
+            f"{text!r} records nothing; replay with: headerlock replay"
+        )
+    return mode
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one ``headerlock:`` line on stderr."""
 
@@ -90,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
                 " (pytest: --headerlock-no-pending)",
             )
         if name == "record":
+            command.add_argument(
+                "--record",
+                dest="record_mode",
+                type=_record_mode,
+                default="all",
+                metavar="{new,all}",
+                help="all (default; alias record): record every named scenario; new: only those"
+                " with no recording yet (the names of pytest's --headerlock-record)",
+            )
             command.add_argument(
                 "--live",
                 action="store_true",

@@ -1,8 +1,7 @@
 """The ``headerlock`` command line: demo, record, replay, diff, review, cache, unused.
 
-Exit codes: 0 all good, 1 a mismatch, a failed guard or a cache finding
-(``headerlock cache``), 2 bad input (a usage
-error, an unusable file or directory, a run that would check nothing). The
+Exit codes: 0 all good, 1 a mismatch, a failed guard or a cache finding (``headerlock cache``),
+2 bad input (a usage error, an unusable file or directory, a run that would check nothing). The
 working directory is the project root: fixtures' ``plugins:`` import from it.
 """
 
@@ -129,22 +128,26 @@ def _selected(project: Project, names: Sequence[str]) -> list[Scenario]:
     return [project.scenario(name) for name in chosen]
 
 
-async def _record(project: Project, names: Sequence[str], console: Console, live: bool) -> int:
+async def _record(
+    project: Project, names: Sequence[str], console: Console, live: bool, mode: str = "all"
+) -> int:
     scenarios = _selected(project, names)
     with console.progress(len(scenarios), "recorded"):
-        code = await _record_each(project, scenarios, console, live)
+        code = await _record_each(project, scenarios, console, live, new=mode == "new")
     failures, bad = await _guards(project, console, recording=True)
     bad += code == EXIT_BAD_INPUT
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failures or code else EXIT_OK
 
 
 async def _record_each(
-    project: Project, scenarios: Sequence[Scenario], console: Console, live: bool
+    project: Project, scenarios: Sequence[Scenario], console: Console, live: bool, *, new: bool
 ) -> int:
     failed = bad = 0
     for index, scenario in enumerate(scenarios, 1):
-        started = time.perf_counter()
-        path = project.recording_path(scenario.name).as_posix()
+        started, path = time.perf_counter(), project.recording_path(scenario.name).as_posix()
+        if new and Path(path).exists():
+            console.step(index, len(scenarios), f"kept {scenario.name} -> {path} (--record new)")
+            continue
         try:
             recording = await project.record(scenario, live=live)
         except CheckFailed as error:
@@ -159,12 +162,9 @@ async def _record_each(
             console.step(index, len(scenarios), f"FAIL {scenario.name} (nothing written)")
             bad += console.error(error) or 1
             continue
-        elapsed = time.perf_counter() - started
-        console.step(
-            index,
-            len(scenarios),
-            f"recorded {scenario.name} -> {path} ({len(recording.events)} events, {elapsed:.2f}s)",
-        )
+        events, elapsed = len(recording.events), time.perf_counter() - started
+        done = f"recorded {scenario.name} -> {path} ({events} events, {elapsed:.2f}s)"
+        console.step(index, len(scenarios), done)
     return EXIT_BAD_INPUT if bad else EXIT_MISMATCH if failed else EXIT_OK
 
 
@@ -479,7 +479,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "run-once":
         return _run_once(project, args.name, args.order, console)
     if args.command == "record":
-        return asyncio.run(_record(project, args.names, console, args.live))
+        return asyncio.run(_record(project, args.names, console, args.live, args.record_mode))
     return asyncio.run(_replay(project, args.names, console))
 
 

@@ -365,8 +365,8 @@ def test_a_bad_marker_is_a_clear_error(project: pytest.Pytester) -> None:
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["ConfigError: tests/sub/test_agent.py::test_agent: @pytest.mark.headerlock_wire:"
-         " unknown keyword 'scripts'; expected one of allow_hosts, header_class, http_headers, ignore,"
-         " record_errors, redact, redact_env, script"]
+         " unknown keyword 'scripts'; expected one of allow_hosts, header_class, http_headers,"
+         " ignore, mode, record_errors, redact, redact_env, script"]
     )  # fmt: skip
 
 

@@ -242,9 +242,13 @@ def test_misuse_is_a_config_error(tmp_path: Path, model_server: ModelServer) -> 
         chat_agent(chat_client(model_server.base_url))
     with pytest.raises(ConfigError, match="the recording is not pinned; record it with pin=True"):
         lock(path, pin=True).__enter__()
-    with pytest.raises(ConfigError, match="mode must be one of 'record', 'replay', 'new'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^lock\(\): mode = 'live': expected a record mode: none, new or all \(aliases:"
+        r" replay = none, record = all\)$",
+    ):
         lock(path, mode="live")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"mode 'replay' needs the path of a wire recording"):
+    with pytest.raises(ConfigError, match=r"mode 'none' needs the path of a wire recording"):
         lock(None)
     with pytest.raises(WireRecordingError, match="no such wire recording"):
         lock(tmp_path / "missing.yaml").__enter__()

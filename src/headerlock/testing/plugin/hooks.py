@@ -63,10 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "headerlock_wire(script=[...], redact_env=[...], redact=callable, ignore=[...],"
-        " allow_hosts=[...], header_class=NAME): the headerlock_wire fixture's scripted model"
-        " replies, extra secrets, request paths never compared, hosts let through and header"
-        " class (default: one per test module)",
+        "headerlock_wire(mode=none|new|all, script=[...], redact_env=[...], redact=callable,"
+        " ignore=[...], allow_hosts=[...], record_errors=bool, http_headers=[...],"
+        " header_class=NAME): the headerlock_wire fixture's lock() keywords (checked by"
+        " lock()) and its header class (default: one per test module)",
     )
     _check_ini(config)
     from headerlock.testing.wire.seal import watch  # before any test opens a connection
@@ -189,6 +189,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session_of(session.config).finish(session, exitstatus)
 
 
+@pytest.hookimpl(tryfirst=True)  # before other plugins' sections (syrupy's report)
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """One ``headerlock`` section (none when there is nothing to say)."""
     from headerlock.testing.plugin.display import summary_line

@@ -18,6 +18,17 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _record_mode(text: str) -> str:
+    """A record mode or its alias, as its record mode (one vocabulary everywhere)."""
+    from headerlock.errors import ConfigError
+    from headerlock.testing.wire.record_mode import record_mode
+
+    try:
+        return record_mode(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_options(parser: pytest.Parser) -> None:
     """The plugin's command-line options (group ``headerlock``) and ini keys."""
     group = parser.getgroup("headerlock", "headerlock: record and replay agent request headers")
@@ -38,11 +49,13 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--headerlock-record",
-        choices=("none", "new", "all"),
+        type=_record_mode,
         default=None,
-        help="none (default): replay, a missing recording is an error; new: record only the"
-        " tests that have no recording, replay the rest; all: re-record every test (the same"
-        " as --snapshot-update). Default: the headerlock_record ini option",
+        metavar="{none,new,all}",
+        help="none (default; alias replay): replay, a missing recording is an error; new:"
+        " record only the tests that have no recording, replay the rest; all (alias record):"
+        " re-record every test (the same as --snapshot-update). Default: the"
+        " headerlock_record ini option",
     )
     group.addoption(
         "--headerlock-no-pending",
@@ -61,7 +74,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "headerlock_manifest", "write the run's usage manifest to this path (rootdir-relative)"
     )
-    parser.addini("headerlock_record", "record mode: none, new or all", default="none")
+    parser.addini(
+        "headerlock_record",
+        "record mode: none (replay), new or all (record); default none",
+        default="none",
+    )
     parser.addini(
         "headerlock_ignore",
         "request paths never compared in any headerlock_wire test (config.seed,"

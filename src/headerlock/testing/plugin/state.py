@@ -13,6 +13,7 @@ import pytest
 if TYPE_CHECKING:
     from headerlock.testing.plugin.session import HeaderlockSession
     from headerlock.testing.scenario.project import Project
+    from headerlock.testing.wire.record_mode import RecordMode
 
 PATHS_KEY = pytest.StashKey[tuple[Path, Path]]()
 PROJECT_KEY = pytest.StashKey["Project"]()
@@ -47,19 +48,36 @@ def project_of(config: pytest.Config) -> Project:
     return config.stash[PROJECT_KEY]
 
 
-RECORD_MODES = ("none", "new", "all")
-"""``--headerlock-record`` (ini ``headerlock_record``): ``none`` replays (a missing
-recording is an error), ``new`` records only the tests that have no recording and
-replays the rest, ``all`` records everything (``--snapshot-update``)."""
+def record_mode(config: pytest.Config, marked: RecordMode | None = None) -> RecordMode:
+    """The record mode (``headerlock.testing.wire.record_mode``) of this session, or of a
+    test whose marker says ``mode=marked``: ``--headerlock-record`` or
+    ``--snapshot-update`` (an alias of ``all``), else the marker's, else the ini's
+    ``headerlock_record`` (a project default), else ``none``."""
+    given = _given_mode(config)
+    if given is not None:
+        return given
+    if marked is not None:
+        return marked
+    from headerlock.errors import ConfigError
+    from headerlock.testing.wire.record_mode import DEFAULT, record_mode as checked
+
+    try:
+        value = str(config.getini("headerlock_record")).strip() or DEFAULT
+    except ValueError:  # the plugin's options are not registered (a bare config)
+        return DEFAULT
+    try:
+        return checked(value, where="headerlock_record")
+    except ConfigError as error:
+        raise pytest.UsageError(f"headerlock: {error}") from None
 
 
-def record_mode(config: pytest.Config) -> str:
-    """This session's record mode. ``--snapshot-update`` is ``all`` (over the ini's
-    ``headerlock_record``, a project default); with an explicit ``--headerlock-record=none``
-    or ``=new`` it is a usage error, never a silent override of either."""
+def _given_mode(config: pytest.Config) -> RecordMode | None:
+    """The mode the command line gives. ``--snapshot-update`` with an explicit
+    ``--headerlock-record=none`` or ``=new`` is a usage error, never a silent override of
+    either."""
     if getattr(config.option, "headerlock_flakes_dump", None) is not None:
         return "none"  # headerlock flakes: nothing is recorded
-    mode = getattr(config.option, "headerlock_record", None)
+    mode: RecordMode | None = getattr(config.option, "headerlock_record", None)  # checked
     if getattr(config.option, "update_snapshots", False):
         if mode in ("none", "new"):
             raise pytest.UsageError(
@@ -68,15 +86,6 @@ def record_mode(config: pytest.Config) -> str:
                 f" --headerlock-record=all does); pass one of them"
             )
         return "all"
-    if mode is None:
-        try:
-            mode = str(config.getini("headerlock_record")).strip() or "none"
-        except ValueError:  # the plugin's options are not registered (a bare config)
-            mode = "none"
-    if mode not in RECORD_MODES:
-        raise pytest.UsageError(
-            f"headerlock: headerlock_record = {mode!r}: expected one of {', '.join(RECORD_MODES)}"
-        )
     return mode
 
 
@@ -89,8 +98,9 @@ def updating(config: pytest.Config) -> bool:
 def records_missing(config: pytest.Config, path: Path) -> bool:
     """Whether a test whose recording is ``path`` records it now: under ``all``, or
     under ``new`` when there is no recording yet."""
-    mode = record_mode(config)
-    return mode == "all" or (mode == "new" and not path.is_file())
+    from headerlock.testing.wire.record_mode import records
+
+    return records(record_mode(config), exists=path.is_file())
 
 
 def pending_enabled(config: pytest.Config) -> bool:

@@ -28,8 +28,8 @@ included; the report says failed. Only an interrupt (``KeyboardInterrupt``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -47,12 +47,11 @@ from headerlock.errors import (
 )
 from headerlock.formats.header_lock import LOCK_NAME
 from headerlock.formats.secrets import env_secrets, secret_env, secret_values
-from headerlock.formats.wire_ignore import parse_ignores
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.call_phase import OPEN, NotRun, interrupted, rule, rule_setup
 from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
 from headerlock.testing.plugin.session_notes import ignore_rules, note_session
-from headerlock.testing.plugin.state import pending_enabled, record_test_command, records_missing
+from headerlock.testing.plugin.state import pending_enabled, record_mode, record_test_command
 from headerlock.testing.plugin.updates import claim_recording, note_matched, updates_of
 from headerlock.testing.plugin.wire_classes import (
     FIXTURE,
@@ -65,99 +64,53 @@ from headerlock.testing.plugin.wire_classes import (
     unchecked_message,
 )
 from headerlock.testing.plugin.wire_guard import Pin, Unguarded, guard_failure, pinned_headers
-from headerlock.testing.plugin.wire_headers import header_notes, http_of, predates, stage_recording
+from headerlock.testing.plugin.wire_headers import header_notes, predates, stage_recording
 from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock
+from headerlock.testing.wire.lock_options import LockOptions, lock_options
+from headerlock.testing.wire.record_mode import records
 from headerlock.testing.wire.run import WireRun
 
-_MARKER_KEYS: Final = (
-    "allow_hosts",
-    "header_class",
-    "http_headers",
-    "ignore",
-    "record_errors",
-    "redact",
-    "redact_env",
-    "script",
-)
+OWNED: Final = {
+    "pin": "@pytest.mark.headerlock_pin",
+    "pending": "--headerlock-no-pending",
+    "header_lock": "the plugin (headers.lock.yaml beside the test's recordings)",
+}
+"""``lock()`` keywords the plugin sets for a test, and what sets them."""
+HEADER_CLASS: Final = "header_class"
+"""The marker's one keyword that is not ``lock()``'s (``wire_classes``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class WireMarker:
-    """What ``@pytest.mark.headerlock_wire(...)`` asks for (empty without the marker);
-    the script is checked when a recording run uses it."""
+    """What ``@pytest.mark.headerlock_wire(...)`` asks for (empty without the marker): its
+    ``lock()`` keywords, checked by ``lock()``'s own check (``lock_options``), and
+    whether it names the test's record mode."""
 
-    script: Sequence[Any] | None = None
-    redact_env: tuple[str, ...] = ()
-    header_class: str | None = None
-    ignore: tuple[str, ...] = ()
-    redact: Callable[[str], str] | None = None
-    allow_hosts: tuple[str, ...] = ()
-    record_errors: bool = False
-    """Record a model request's error answer on purpose (``lock(record_errors=True)``)."""
+    options: LockOptions = field(default_factory=LockOptions)
+    mode_given: bool = False
 
 
 def wire_marker(item: pytest.Item) -> WireMarker:
-    """The closest ``headerlock_wire`` marker's options, checked."""
+    """The closest ``headerlock_wire`` marker's keywords: ``lock()``'s, and
+    ``header_class``."""
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return WireMarker()
     where = f"{item.nodeid}: @pytest.mark.{MARKER}"
     if marker.args:
         raise ConfigError(
-            f"{where} takes keywords only (script=[...], redact_env=[...], header_class=...)"
+            f"{where} takes keywords only (lock()'s: script=[...], redact_env=[...], ...;"
+            " and header_class=...)"
         )
-    unknown = sorted(set(marker.kwargs) - set(_MARKER_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown keyword {unknown[0]!r}; expected one of {', '.join(_MARKER_KEYS)}",
-            key=unknown[0],
-        )
-    header_class = marker.kwargs.get("header_class")
+    header_class = marker.kwargs.get(HEADER_CLASS)
     if header_class is not None and (not isinstance(header_class, str) or not header_class.strip()):
         raise ConfigError(
             f"{where}: header_class must be a non-empty string, got {header_class!r}",
-            key="header_class",
+            key=HEADER_CLASS,
         )
-    names = marker.kwargs.get("redact_env", ())
-    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
-        raise ConfigError(
-            f"{where}: redact_env must be a list of environment variable names, got {names!r}",
-            key="redact_env",
-        )
-    record_errors = marker.kwargs.get("record_errors", False)
-    if not isinstance(record_errors, bool):
-        raise ConfigError(
-            f"{where}: record_errors must be True or False, got {record_errors!r}",
-            key="record_errors",
-        )
-    return WireMarker(
-        marker.kwargs.get("script"),
-        tuple(names),
-        header_class,
-        *_more_options(where, marker),
-        record_errors,
-    )
-
-
-def _more_options(
-    where: str, marker: pytest.Mark
-) -> tuple[tuple[str, ...], Callable[[str], str] | None, tuple[str, ...]]:
-    """The marker's ``ignore``, ``redact`` and ``allow_hosts``, checked."""
-    ignore = marker.kwargs.get("ignore", ())
-    rules = tuple(p.text for p in parse_ignores(ignore, where=f"{where}: ignore"))
-    redact = marker.kwargs.get("redact")
-    if redact is not None and not callable(redact):
-        raise ConfigError(
-            f"{where}: redact must be a callable taking and returning a string, got {redact!r}",
-            key="redact",
-        )
-    hosts = marker.kwargs.get("allow_hosts", ())
-    if isinstance(hosts, str) or not all(isinstance(h, str) and h for h in hosts):
-        raise ConfigError(
-            f"{where}: allow_hosts must be a list of host names, got {hosts!r}", key="allow_hosts"
-        )
-    return rules, redact, tuple(hosts)
+    options = lock_options(marker.kwargs, where=where, owned=OWNED, also=(HEADER_CLASS,))
+    return WireMarker(options, "mode" in marker.kwargs)
 
 
 class OpenLock:
@@ -312,9 +265,11 @@ def _named(error: RecordingRunError, path: Path) -> RecordingRunError:
 
 
 def _open(item: pytest.Item, path: Path) -> OpenLock:
-    update = records_missing(item.config, path)
+    marker = wire_marker(item)
+    options = marker.options
+    mode = record_mode(item.config, options.mode if marker.mode_given else None)
+    update = records(mode, exists=path.is_file())
     pinned = item.get_closest_marker(PIN_MARKER) is not None
-    options = wire_marker(item)
     header_class = classes_of(item.config).class_of(item)
     if len(header_class.pins) > 1:
         raise ConfigError(pins_message(header_class), key="headerlock_pin")
@@ -342,7 +297,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
                 record_errors=options.record_errors,
                 ignore=ignore_rules(item, options.ignore),
                 header_lock=None if pinned else path.parent / LOCK_NAME,
-                http_headers=http_of(item),
+                http_headers=options.http_headers,
             )
         except ConfigError as error:
             raise ConfigError(f"{item.nodeid}: @pytest.mark.{MARKER}: {error}") from None
@@ -364,7 +319,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
             ignore=ignore_rules(item, options.ignore),
             pending=pending_enabled(item.config),
             header_lock=None if header_class.pin else path.parent / LOCK_NAME,  # else its guard
-            http_headers=http_of(item),
+            http_headers=options.http_headers,
         )
         return opened(item, lock, path, update=False)
     except ConfigError as error:

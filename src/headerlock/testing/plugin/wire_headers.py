@@ -20,7 +20,6 @@ from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.testing.plugin.session_notes import note_header_changes
 from headerlock.testing.plugin.updates import stage, stage_after
 from headerlock.testing.wire.lock import WireLock, pending_line
-from headerlock.testing.wire.request_header import HttpRules
 from headerlock.testing.wire.run import WireRun
 
 
@@ -65,14 +64,6 @@ def header_notes(item: pytest.Item, run: WireRun, lock: WireLock) -> list[str]:
             " with the recordings: headerlock review)"
         )
     return lines
-
-
-def http_of(item: pytest.Item) -> tuple[str, ...]:
-    """The test's ``http_headers=`` (its marker's), checked."""
-    marker = item.get_closest_marker("headerlock_wire")
-    values = () if marker is None else marker.kwargs.get("http_headers", ())
-    HttpRules.parse(values, where=f"{item.nodeid}: @pytest.mark.headerlock_wire")
-    return tuple(values)
 
 
 def predates(error: ConfigError, command: str) -> ConfigError:

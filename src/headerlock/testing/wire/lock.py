@@ -52,12 +52,16 @@ from headerlock.testing.wire.clients.install import intercept, seen_clients
 from headerlock.testing.wire.compare import order_flake, report, unsent_requests
 from headerlock.testing.wire.header_book import HeaderBook, locked as locked_headers
 from headerlock.testing.wire.ignore import IgnoreRules, header_notice, unmatched_message
+from headerlock.testing.wire.lock_options import lock_options
+from headerlock.testing.wire.record_mode import ModeName, RecordMode, record_mode
 from headerlock.testing.wire.request_header import HttpRules
 from headerlock.testing.wire.run import Mode, WireRun
 from headerlock.testing.wire.script import WireScript
 from headerlock.testing.wire.session import LockSession
 
-MODES: Final = ("record", "replay", "new")
+ACTIONS: Final[dict[RecordMode, Mode]] = {"none": "replay", "new": "new", "all": "record"}
+"""What a lock in each record mode does (``WireRun.mode``: ``replay`` or ``record``;
+``new`` becomes one of them when the lock opens)."""
 
 
 class WireLock:
@@ -67,7 +71,7 @@ class WireLock:
         self,
         path: str | os.PathLike[str] | None,
         *,
-        mode: Mode,
+        mode: ModeName,
         pin: bool,
         script: Sequence[ReplySpec] | None,
         redact: Redact | None,
@@ -83,17 +87,13 @@ class WireLock:
     ) -> None:
         """``http``: where a scripted record answers other traffic from (its name for
         messages, and the exchanges), instead of the previous recording at ``path``."""
-        if mode not in MODES:
+        action = ACTIONS[record_mode(mode, where="lock(): mode")]
+        if action in ("replay", "new") and path is None:
             raise ConfigError(
-                f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}", key="mode"
+                f"lock(): mode {mode!r} needs the path of a wire recording", key="path"
             )
-        if mode in ("replay", "new") and path is None:
-            raise ConfigError(f"mode {mode!r} needs the path of a wire recording", key="path")
-        for name, value in (("redact_env", redact_env), ("allow_hosts", allow_hosts)):
-            if isinstance(value, str):
-                raise ConfigError(f"{name} is a list of strings, got {value!r}", key=name)
         self.path = None if path is None else Path(path)
-        self.mode: Mode = mode
+        self.mode: Mode = action
         self.pin = pin
         self._script_spec = script
         self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
@@ -425,7 +425,7 @@ def _chained(error: Exception, context: Exception | None) -> Exception:
 def lock(
     path: str | os.PathLike[str] | None,
     *,
-    mode: Mode = "replay",
+    mode: ModeName = "none",
     pin: bool = False,
     script: Sequence[ReplySpec] | None = None,
     redact: Redact | None = None,
@@ -441,14 +441,16 @@ def lock(
     ``requests``/``urllib3``); threads, tasks and pool jobs started in the block belong
     to it.
 
-    ``mode="record"`` forwards to the endpoint (or answers model requests from
-    ``script``, the fixture ``model:`` replies, each optionally with a ``match:``) and
-    writes ``path`` on a clean exit; ``path`` may be ``None`` to keep the run in memory
-    only. A model request answered with an error (HTTP >= 400, no answer) fails the
-    record and keeps the old file unless ``record_errors=True``. ``mode="replay"`` (the
-    default) serves the recording and raises ``WireMismatch`` at exit when a request
-    differs or a recorded one was not sent; ``pin`` comes from the recording.
-    ``mode="new"`` replays ``path`` when it exists and records it otherwise.
+    ``mode`` is a record mode (``headerlock.testing.wire.record_mode``): ``"none"`` (the
+    default; alias ``"replay"``) serves the recording and raises ``WireMismatch`` at exit
+    when a request differs or a recorded one was not sent; ``pin`` comes from the
+    recording. ``"all"`` (alias ``"record"``) forwards to the endpoint (or answers model
+    requests from ``script``, the fixture ``model:`` replies, each optionally with a
+    ``match:``) and writes ``path`` on a clean exit; ``path`` may be ``None`` to keep the
+    run in memory only. A model request answered with an error (HTTP >= 400, no answer)
+    fails the record and keeps the old file unless ``record_errors=True``. ``"new"``
+    replays ``path`` when it exists and records it otherwise. Every keyword is checked
+    here (``lock_options``): a bad one raises ``ConfigError`` naming it.
     ``pin=True`` records the system and tools as sent and compares their bytes. A
     replay or a scripted record is sealed: nothing unrecorded leaves the process except
     to ``allow_hosts`` (which never lets a model request, or traffic the recording
@@ -478,17 +480,11 @@ def lock(
     ``http_headers`` adds a header to those locked (``"x-tenant"``) or drops one
     (``"-openai-beta"``).
     """
-    return WireLock(
-        path,
-        mode=mode,
-        pin=pin,
-        script=script,
-        redact=redact,
-        redact_env=redact_env,
-        allow_hosts=allow_hosts,
-        record_errors=record_errors,
-        ignore=ignore,
-        pending=pending,
-        header_lock=header_lock,
-        http_headers=http_headers,
-    )
+    options = lock_options(
+        {"mode": mode, "pin": pin, "script": script, "redact": redact,
+         "redact_env": redact_env, "allow_hosts": allow_hosts, "record_errors": record_errors,
+         "ignore": ignore, "pending": pending, "header_lock": header_lock,
+         "http_headers": http_headers},
+        where="lock()",
+    )  # fmt: skip
+    return WireLock(path, **options.keywords())

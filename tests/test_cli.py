@@ -58,6 +58,17 @@ def test_record_then_replay(project: Path) -> None:
     assert (code, out.splitlines()[0][:22]) == (0, "[1/1] ok   tool-turn (")
 
 
+def test_record_new_records_only_the_scenarios_with_no_recording(project: Path) -> None:
+    """``headerlock record --record new``: pytest's ``--headerlock-record=new``."""
+    assert run("record", "text-turn", *dirs(project))[0] == 0
+    kept = (project / "recordings" / "text-turn.yaml").stat().st_mtime_ns
+    code, out = run("record", "--record", "new", "text-turn", "tool-turn", *dirs(project))
+    assert code == 0, out
+    assert "[1/2] kept text-turn" in out and "(--record new)" in out
+    assert "[2/2] recorded tool-turn" in out
+    assert (project / "recordings" / "text-turn.yaml").stat().st_mtime_ns == kept
+
+
 def test_replay_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run("record", *dirs(project))
     pinned = project / "recordings" / "text-turn.yaml"

@@ -52,14 +52,8 @@ def test_every_place_takes_the_same_names(name: str, tmp_path: Path) -> None:
     """The option's check and lock()'s are the one function: what one takes, all take."""
     mode = record_mode(name)
     assert option_mode(name) == mode
-    assert (
-        lock(tmp_path / "x.yaml", mode=name).mode
-        == {  # type: ignore[arg-type]
-            "none": "replay",
-            "new": "new",
-            "all": "record",
-        }[mode]
-    )
+    action = {"none": "replay", "new": "new", "all": "record"}[mode]
+    assert lock(tmp_path / "x.yaml", mode=name).mode == action  # type: ignore[arg-type]
 
 
 def test_a_bad_mode_name_is_one_line_listing_the_valid_names_everywhere(
@@ -171,5 +165,5 @@ def test_lock_and_the_marker_say_the_same_of_a_bad_value(project: pytest.Pyteste
         lock(None, mode="all", allow_hosts="localhost")
     assert str(raised.value) == "lock(): allow_hosts must be a list of host names, got 'localhost'"
     with pytest.raises(ConfigError) as raised:
-        lock(None, mode="all", ignore="config.seed")  # type: ignore[arg-type]
+        lock(None, mode="all", ignore="config.seed")
     assert str(raised.value) == "lock(): ignore is a list of paths, got 'config.seed'"

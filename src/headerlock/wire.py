@@ -10,7 +10,7 @@ sealed: other traffic is replayed from the recording or refused::
 
     from headerlock import wire
 
-    with wire.lock("recordings/agent.yaml", mode="record", script=[{"text": "hi"}]):
+    with wire.lock("recordings/agent.yaml", mode="all", script=[{"text": "hi"}]):  # record
         run_my_agent("hello")
 
     with wire.lock("recordings/agent.yaml"):  # replay: no network, compared request by request

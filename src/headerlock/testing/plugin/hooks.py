@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from headerlock.errors import HeaderlockError
-from headerlock.testing.plugin.nodes import FixturesDir
 from headerlock.testing.plugin.options import add_options
 from headerlock.testing.plugin.state import (
     PATHS_KEY,
@@ -75,7 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
     record_mode(config)  # a bad headerlock_record value is a usage error now
     _check_ignore(config)
     root = config.rootpath
-    from headerlock.formats.secrets import redact_env  # both light: no heavy dependency
+    from headerlock.errors import HeaderlockError  # all light: no heavy dependency
+    from headerlock.formats.secrets import redact_env
     from headerlock.runtime.plugins import add_import_root
 
     config.add_cleanup(add_import_root(root))  # fixtures' plugins: import from the rootdir
@@ -136,6 +135,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def _check_ignore(config: pytest.Config) -> None:
     """A ``headerlock_ignore`` rule the request's shape rules out (``config`` alone, a
     misshapen path) is a usage error before any test runs, not an error in every test."""
+    from headerlock.errors import HeaderlockError
     from headerlock.formats.wire_ignore import parse_ignores
 
     try:
@@ -203,9 +203,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     fixtures = parent.config.stash[PATHS_KEY][0]
-    if path.resolve() == fixtures.resolve():
-        return FixturesDir.from_parent(parent, path=path)
-    return None
+    if path.resolve() != fixtures.resolve():
+        return None
+    from headerlock.testing.plugin.nodes import FixturesDir
+
+    return FixturesDir.from_parent(parent, path=path)
 
 
 @pytest.fixture

@@ -292,7 +292,7 @@ SORTED_HINT: Final = (
     " order changed; re-record or accept (headerlock review)."
 )
 RECORD_HINT: Final = (
-    "If the change is intended, re-record: lock(..., mode='record'), or run pytest"
+    "If the change is intended, re-record: lock(..., mode='all'), or run pytest"
     " with --snapshot-update."
 )
 

@@ -154,7 +154,7 @@ class WireDriver:
             raise ConfigError(
                 f"{job.name}: an app: wire fixture takes the model's replies from its `model:`"
                 " list and cannot record a live endpoint; record a live agent with"
-                " headerlock.wire.lock(path, mode='record') or a headerlock_wire pytest test",
+                " headerlock.wire.lock(path, mode='all') or a headerlock_wire pytest test",
                 key="live",
             )
         entry = resolve_entry(config.entry)

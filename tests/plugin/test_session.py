@@ -5,6 +5,7 @@ has one ``headerlock`` section with its parts in a fixed order."""
 from __future__ import annotations
 
 import re
+import sys
 
 import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
 import pytest
@@ -90,3 +91,23 @@ def test_a_session_with_nothing_to_say_has_no_headerlock_section(pytester: pytes
     result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(passed=1)
     assert not [line for line in result.stdout.lines if re.fullmatch(r"=+ headerlock =+", line)]
+
+
+def test_a_run_without_wire_tests_loads_no_wire_machinery(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up (issue 26 item 4): the session's parts import the wire lock, the HTTP
+    clients and the model APIs only when a wire test opens a lock."""
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # headerlock's plugin only
+    code = (
+        "import sys, pytest\n"
+        "plugin = ['-p', 'headerlock.testing.plugin.hooks', '-p', 'no:cacheprovider']\n"
+        "assert pytest.main(['-q', *plugin]) == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith('headerlock.testing.wire.')"
+        " and m != 'headerlock.testing.wire.record_mode'"
+        " and m != 'headerlock.testing.wire.seal' and m != 'headerlock.testing.wire.origins'))"
+    )
+    result = pytester.run(sys.executable, "-c", code, timeout=120)
+    assert result.ret == 0, result.stderr.str()
+    assert result.stdout.lines[-1] == "[]"

@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -27,9 +27,10 @@ from headerlock.formats.secrets import secret_values
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.state import record_test_command
 from headerlock.testing.plugin.wire_classes import MARKER
-from headerlock.testing.wire.apis import model_api
-from headerlock.testing.wire.lock import WireLock
-from headerlock.testing.wire.run import WireRequest
+
+if TYPE_CHECKING:
+    from headerlock.testing.wire.lock import WireLock
+    from headerlock.testing.wire.run import WireRequest
 
 OPTION: Final = "headerlock_flakes_dump"
 """The option's ``config.option`` name (``--headerlock-flakes-dump DIR``)."""
@@ -61,6 +62,8 @@ def probe_lock(
     recorded answer to a request that matches none, no pending file), else from its
     marker's ``script``; ``options`` are the lock's redact, redact_env, allow_hosts and
     ignore."""
+    from headerlock.testing.wire.lock import WireLock  # the wire machinery: on first use
+
     if path.is_file():
         return WireLock(path, mode="replay", pin=False, script=None, stand_in=True, **options)
     if script is not None:
@@ -76,6 +79,8 @@ def probe_lock(
 def header_of(request: WireRequest) -> dict[str, Any]:
     """What ``headerlock flakes`` compares of one request: its header, and its tools one
     per name as its API lists them (``named_tools``: ``[name, tool]`` pairs)."""
+    from headerlock.testing.wire.apis import model_api  # the API modules: on first use
+
     api = model_api(request.api)
     tools = request.header.tools
     return {

@@ -22,7 +22,6 @@ from headerlock.formats.manifest import (
     recordings_listing,
     write_manifest,
 )
-from headerlock.formats.pending import SUFFIX, read_pending
 from headerlock.testing.plugin.ledger import Ledger
 from headerlock.testing.plugin.unused import Outcome
 from headerlock.testing.plugin.updates import Updates
@@ -140,6 +139,8 @@ class ManifestWriter:
 
     def _stale(self) -> list[str]:
         """The pending files below the recordings that are stale now."""
+        from headerlock.formats.pending import SUFFIX, read_pending  # loads YAML: at the end
+
         stale = []
         for path in sorted(self.updates.recordings.rglob(f"*.yaml{SUFFIX}")):
             try:

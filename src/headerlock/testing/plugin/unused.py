@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from headerlock.formats.header_lock import exclusive, is_lock_file, lock_path, merge_lock
 from headerlock.testing.plugin.ledger import Ledger, Space
 
 
@@ -49,6 +48,8 @@ def space_ran_whole(space: Space, ledger: Ledger, outcomes: Mapping[str, Outcome
 
 
 def _yaml_files(directory: Path) -> list[Path]:
+    from headerlock.formats.header_lock import is_lock_file  # loads YAML: not at start-up
+
     try:
         entries = sorted(directory.iterdir())
     except OSError:
@@ -165,6 +166,8 @@ def session_problem(
 def remove(paths: Iterable[Path], *, root: Path) -> tuple[list[Path], list[str]]:
     """Delete ``paths`` and any directory below ``root`` they leave empty; the removed
     paths and one message per file that could not be removed."""
+    from headerlock.formats.header_lock import exclusive, lock_path, merge_lock
+
     removed: list[Path] = []
     errors: list[str] = []
     for path in paths:

@@ -26,7 +26,6 @@ import pytest
 
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
-from headerlock.formats.header_lock import unreserved
 from headerlock.formats.write_lock import write_unless_changed
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
@@ -117,6 +116,8 @@ def recording_name_of(item: pytest.Item) -> str:
         modules = [i for i, node in enumerate(chain) if isinstance(node, pytest.Module)]
         start = modules[-1] + 1 if modules else len(chain) - 1
         name = name_in_file([node.name for node in chain[start:]])
+    from headerlock.formats.header_lock import unreserved  # loads YAML: not at start-up
+
     return unreserved(name, item.nodeid)
 
 

@@ -65,9 +65,9 @@ def probe_lock(
     from headerlock.testing.wire.lock import WireLock  # the wire machinery: on first use
 
     if path.is_file():
-        return WireLock(path, mode="replay", pin=False, script=None, stand_in=True, **options)
+        return WireLock(path, mode="none", pin=False, script=None, stand_in=True, **options)
     if script is not None:
-        return WireLock(None, mode="record", pin=False, script=script, **options)
+        return WireLock(None, mode="all", pin=False, script=script, **options)
     raise MissingRecordingError(
         f"no wire recording at {path.as_posix()} and no script= in its"
         f" @pytest.mark.{MARKER}, so nothing can answer it without the network; record it"

@@ -288,7 +288,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
         try:
             lock = WireLock(
                 None,  # written by the session's books once the test passed, never here
-                mode="record",
+                mode="all",
                 pin=pinned,
                 script=None if live else options.script,
                 redact=options.redact,
@@ -310,7 +310,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     try:
         lock = WireLock(
             path,
-            mode="replay",
+            mode="none",
             pin=pinned,
             script=None,
             redact=options.redact,

@@ -12,7 +12,7 @@ import openai  # noqa: F401  (loaded once here: the in-process runs reuse it)
 import pytest
 
 from headerlock.errors import ConfigError
-from headerlock.testing.plugin.options import _record_mode as option_mode
+from headerlock.testing.plugin.options import record_mode_option as option_mode
 from headerlock.testing.wire.lock import lock
 from headerlock.testing.wire.record_mode import ALIASES, RECORD_MODES, record_mode
 from tests.wire.agents import CLOSED

@@ -18,7 +18,7 @@ def _non_negative(text: str) -> int:
     return value
 
 
-def _record_mode(text: str) -> str:
+def record_mode_option(text: str) -> str:
     """A record mode or its alias, as its record mode (one vocabulary everywhere)."""
     from headerlock.errors import ConfigError
     from headerlock.testing.wire.record_mode import record_mode
@@ -49,7 +49,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--headerlock-record",
-        type=_record_mode,
+        type=record_mode_option,
         default=None,
         metavar="{none,new,all}",
         help="none (default; alias replay): replay, a missing recording is an error; new:"

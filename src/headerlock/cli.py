@@ -442,9 +442,11 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "diff":
         return _diff(args.a, args.b, console)
     if args.command == "cache":
+        from headerlock.testing.plugin.shards import cache_inputs
         from headerlock.testing.wire.cache.command import cache_command
 
-        return cache_command(_cache_paths(args), args.html, console.line)
+        return cache_command(cache_inputs(args.paths, args.manifest, args.rootdir), args.html,
+                             console.line)  # fmt: skip
     if args.command == "unused":
         from headerlock.testing.plugin.shards import unused_command
 
@@ -454,7 +456,7 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "migrate":
         from headerlock.formats.migrate import migrate_command
 
-        return migrate_command(_migrate_paths(args.paths), check=args.check, say=console.line)
+        return migrate_command(args.paths, check=args.check, say=console.line)
     if args.command == "review":
         from headerlock.testing.review.command import review_command
 
@@ -481,32 +483,6 @@ def _dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.command == "record":
         return asyncio.run(_record(project, args.names, console, args.live, args.record_mode))
     return asyncio.run(_replay(project, args.names, console))
-
-
-def _migrate_paths(paths: Sequence[Path]) -> list[Path]:
-    """``migrate``'s PATHs, or the project's recordings/ and fixtures/ (bad input when
-    neither is here)."""
-    if paths:
-        return list(paths)
-    found = [p for p in (Path("recordings"), Path("fixtures")) if p.is_dir()]
-    if not found:
-        raise InputFileError(
-            "no recordings/ or fixtures/ here: run it from the project root, or name the"
-            " files and folders to migrate",
-            path=".",
-        )
-    return found
-
-
-def _cache_paths(args: argparse.Namespace) -> list[Path]:
-    """``cache``'s recordings: the PATHs, then the wire recordings the manifests name."""
-    if not args.paths and not args.manifest:
-        raise ConfigError("cache needs a PATH or --manifest MANIFEST", key="PATH")
-    if not args.manifest:
-        return list(args.paths)
-    from headerlock.testing.plugin.shards import used_wire_recordings
-
-    return [*args.paths, *used_wire_recordings(args.manifest, root=args.rootdir)]
 
 
 def _project(args: argparse.Namespace) -> Project:

@@ -71,7 +71,7 @@ ALLOWED_CONSTANTS: Final = {
         "use the live endpoint (HEADERLOCK_BASE_URL; key HEADERLOCK_API_KEY, else OPENAI_API_KEY)",
     ): "--live says which key the runtime's live adapter reads",
     (
-        "testing/plugin/hooks.py",
+        "testing/plugin/options.py",
         "take model output from the live OpenAI-compatible endpoint (HEADERLOCK_BASE_URL);"
         " with --snapshot-update, re-record against it",
     ): "--headerlock-live says which protocol the runtime's live adapter speaks",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from headerlock.errors import HeaderlockError, YamlError
+from headerlock.errors import HeaderlockError, InputFileError, YamlError
 from headerlock.formats import schema
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.pending import SUFFIX, base_of, pending_path, read_pending
@@ -201,7 +201,9 @@ EXIT_BAD_INPUT: Final = 2
 def migrate_command(paths: Sequence[Path], *, check: bool, say: Callable[[str], None]) -> int:
     """Migrate (``check``: only name) the older files under ``paths``; the exit code:
     0 nothing (else) to do, 1 ``check`` found files to migrate, 2 a file could not be read
-    or migrated (each named on one line; the others are still migrated)."""
+    or migrated (each named on one line; the others are still migrated). No ``paths``:
+    the project's recordings/ and fixtures/."""
+    paths = default_paths(paths)
     counts = {"migrate": 0, "current": 0, "foreign": 0, "error": 0}
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -225,3 +227,18 @@ def migrate_command(paths: Sequence[Path], *, check: bool, say: Callable[[str], 
     if counts["error"]:
         return EXIT_BAD_INPUT
     return EXIT_WOULD_CHANGE if check and counts["migrate"] else EXIT_OK
+
+
+def default_paths(paths: Sequence[Path]) -> list[Path]:
+    """``migrate``'s PATHs, or the project's recordings/ and fixtures/ (bad input when
+    neither is here)."""
+    if paths:
+        return list(paths)
+    found = [p for p in (Path("recordings"), Path("fixtures")) if p.is_dir()]
+    if not found:
+        raise InputFileError(
+            "no recordings/ or fixtures/ here: run it from the project root, or name the"
+            " files and folders to migrate",
+            path=".",
+        )
+    return found

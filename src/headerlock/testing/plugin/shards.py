@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headerlock.errors import ConfigError
 from headerlock.formats.manifest import (
     Manifest,
     digest_lines,
@@ -272,3 +273,11 @@ def _shown(path: Path, root: Path) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def cache_inputs(paths: Sequence[Path], manifests: Sequence[Path], root: Path) -> list[Path]:
+    """``headerlock cache``'s recordings: the PATHs, then the wire recordings the
+    manifests name (``used_wire_recordings``)."""
+    if not paths and not manifests:
+        raise ConfigError("cache needs a PATH or --manifest MANIFEST", key="PATH")
+    return [*paths, *(used_wire_recordings(manifests, root=root) if manifests else [])]

@@ -439,7 +439,10 @@ def test_the_cache_report_follows_cache_points_and_finds_a_removal_and_a_tools_c
     assert int(rows["2"][4].replace(",", "")) > 1024, report  # predicted read of request 2
     assert "request 3 messages[4]: breakpoint-lookback:" in report, report
     assert "request 4 tools[1] (grep)" in report and "tool-changed" in report, report
-    assert "request 5 config: no-breakpoint:" in report, report  # every cachePoint removed
+    [line] = [x for x in report.splitlines() if "request 5 config: no-breakpoint:" in x]
+    assert "no cachePoint breakpoint" in line, report  # every cachePoint removed
+    assert "add a cachePoint block after the last block" in line, line  # Bedrock's own words
+    assert "top-level" not in line and "cache_control" not in report, report
 
 
 # -- headerlock flakes on a boto3 agent ------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import boto3  # type: ignore[import-untyped]
 import openai
 from google import genai
 from google.genai import types
@@ -26,13 +27,22 @@ from headerlock.testing.wire.run import WireRun
 from tests.model_server import ModelServer
 
 KEY = "sk-test-not-a-real-key-0020"
-APIS = ("openai.chat", "openai.responses", "anthropic.messages", "gemini.generate")
+APIS = (
+    "openai.chat",
+    "openai.responses",
+    "anthropic.messages",
+    "gemini.generate",
+    "bedrock.converse",
+)
 MODELS = {
     "openai.chat": "gpt-4o",
     "openai.responses": "gpt-4o",
     "anthropic.messages": "claude-sonnet-4-5",
     "gemini.generate": "gemini-2.5-flash",
+    "bedrock.converse": "anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
+BREAKPOINT_APIS = ("anthropic.messages", "bedrock.converse")
+"""The APIs that cache only at explicit breakpoints (``cache_control``, ``cachePoint``)."""
 LONG = " ".join(
     f"Rule {n}: answer in plain words, cite the file you read, and never guess a path."
     for n in range(70)
@@ -68,13 +78,13 @@ class Req:
     rewrite: bool = False
     """Rewrite the first answer (the history changes instead of growing)."""
     mark_last: bool = False
-    """Anthropic: a breakpoint on the newest block (the agent pattern)."""
+    """Breakpoint APIs: a breakpoint on the newest block (the agent pattern)."""
     tool_marks: int = 0
-    """Anthropic: breakpoints on the first ``tool_marks`` tools."""
+    """Breakpoint APIs: breakpoints on the first ``tool_marks`` tools."""
     blocks: int = 1
     """Text blocks of the newest user message."""
     system_mark: bool = True
-    """Anthropic: a breakpoint on the system (none anywhere: ``no-breakpoint``)."""
+    """Breakpoint APIs: a breakpoint on the system (none anywhere: ``no-breakpoint``)."""
 
 
 def base(api: str) -> list[Req]:
@@ -111,6 +121,9 @@ KEYED: dict[str, dict[str, Any]] = {
         "max_tokens": 2048,
     },
     "gemini.generate": {"cached_content": "cachedContents/agent-notes"},
+    "bedrock.converse": {
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    },
 }
 """A config key of each API that keys its cache, other than the model (``config-changed``)."""
 
@@ -159,15 +172,16 @@ def planted(code: str, api: str) -> list[Req]:
     return [reqs[0], reqs[1], last]
 
 
-ANTHROPIC_ONLY = (
+BREAKPOINTS_ONLY = (
     "tool-choice-changed",
     "no-breakpoint",
     "too-many-breakpoints",
     "breakpoint-lookback",
 )
-"""Codes of explicit breakpoints and of Anthropic's documented tool_choice rule. Every other
-code applies on every API: the google-genai SDK too sends ``parameters_json_schema`` in
-the dict's own key order, so ``schema-key-order`` is planted on Gemini as well."""
+"""Codes of explicit breakpoints and of the documented tool-choice rule (Anthropic's
+``tool_choice``, Bedrock's ``toolConfig.toolChoice``). Every other code applies on every
+API: the google-genai SDK too sends ``parameters_json_schema`` in the dict's own key
+order, so ``schema-key-order`` is planted on Gemini as well."""
 
 EXPECTED: dict[str, tuple[int, str]] = {
     "tools-reordered": (3, "tools"),
@@ -188,7 +202,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
 
 
 def applies(code: str, api: str) -> bool:
-    return code not in ANTHROPIC_ONLY or api == "anthropic.messages"
+    return code not in BREAKPOINTS_ONLY or api in BREAKPOINT_APIS
 
 
 # -- sending through the SDKs ----------------------------------------------------------
@@ -277,6 +291,39 @@ def _gemini(server: ModelServer) -> Callable[[Req], None]:
     return send
 
 
+def _bedrock(server: ModelServer) -> Callable[[Req], None]:
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=server.origin,
+        region_name="us-east-1",
+        aws_access_key_id="AKIAIOSFODNN7EXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    )
+    point = {"cachePoint": {"type": "default"}}
+
+    def send(req: Req) -> None:
+        messages: list[Any] = []
+        for role, content in conversation(req):
+            texts = content if isinstance(content, list) else [content]
+            messages.append({"role": role, "content": [{"text": t} for t in texts]})
+        if req.mark_last:
+            messages[-1]["content"].append(point)
+        tools: list[Any] = []
+        for at, (n, d, s) in enumerate(req.tools):
+            tools.append({"toolSpec": {"name": n, "description": d, "inputSchema": {"json": s}}})
+            tools += [point] if at < req.tool_marks else []
+        system: list[Any] = [{"text": req.system}, *([point] if req.system_mark else [])]
+        extra = dict(req.extra)
+        tool_config: dict[str, Any] = {"tools": tools}
+        if "tool_choice" in extra:  # {"type": "any"} -> {"any": {}}
+            tool_config["toolChoice"] = {extra.pop("tool_choice")["type"]: {}}
+        client.converse(
+            modelId=req.model, system=system, messages=messages, toolConfig=tool_config, **extra
+        )
+
+    return send
+
+
 def _text(content: Any) -> str:
     return "\n".join(content) if isinstance(content, list) else str(content)
 
@@ -286,6 +333,7 @@ SENDERS: dict[str, Callable[[ModelServer], Callable[[Req], None]]] = {
     "openai.responses": _responses,
     "anthropic.messages": _anthropic,
     "gemini.generate": _gemini,
+    "bedrock.converse": _bedrock,
 }
 
 

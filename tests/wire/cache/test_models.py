@@ -20,6 +20,7 @@ OTHER = {
     "openai.responses": "gpt-4o-mini",
     "anthropic.messages": "claude-opus-4-1",
     "gemini.generate": "gemini-2.0-flash",
+    "bedrock.converse": "anthropic.claude-opus-4-1-20250805-v1:0",
 }
 
 

@@ -111,10 +111,15 @@ def no_breakpoint(prefix: Prefix) -> CacheFinding | None:
     least = rules.minimum(prefix.model)
     if tokens < least:
         return None
+    fix = (  # a marker block has no top-level form (Bedrock's cachePoint)
+        f"add a {rules.marker} block after the last block to cache"
+        if rules.marker_block
+        else f"mark the last block, or set a top-level {rules.marker}"
+    )
     detail = (
         f"~{tokens:,} tokens and no {rules.marker} breakpoint: {rules.provider} writes"
         f" nothing to its cache ({prefix.model} caches from {least:,} tokens up to a"
-        f" breakpoint; mark the last block, or set a top-level {rules.marker})"
+        f" breakpoint; {fix})"
     )
     return CacheFinding(prefix.number, prefix.api, codes.NO_BREAKPOINT, "config", detail)
 

@@ -180,6 +180,60 @@ def _live(latency: int, padding: str) -> list[Answer]:
     return [json_answer(body), stream]
 
 
+ARGUMENTS = ['{"path": "a.txt",', ' "lines": [1, 2.0],', ' "note": "\u00e9\\u00e9 \\"q\\""}']
+"""Tool-use arguments as a model streams them: JSON text in pieces, spaced, escaped."""
+
+
+def tool_use_stream() -> Answer:
+    """A ConverseStream whose tool use streams its arguments in ``ARGUMENTS``' pieces."""
+    start = {"toolUse": {"toolUseId": "tooluse_AbC123xyz", "name": "read_file"}}
+    events = [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockStart", {"contentBlockIndex": 0, "start": start}),
+        *(
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": p}}})
+            for p in ARGUMENTS
+        ),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "tool_use"}),
+        ("metadata", {"usage": {"inputTokens": 5, "outputTokens": 5, "totalTokens": 10}}),
+    ]
+    frames = aws_eventstream.split_frames(aws_eventstream.frames(events))
+    return Answer(content_type=aws_eventstream.MEDIA_TYPE, chunks=frames)
+
+
+def streamed_tool_use(bedrock: Any) -> tuple[str, list[str]]:
+    """The tool name and the argument pieces botocore's event-stream parser yields."""
+    response = bedrock.converse_stream(
+        modelId=MODEL,
+        messages=[{"role": "user", "content": [{"text": "read a.txt"}]}],
+        toolConfig={"tools": [tool(n) for n in NAMES]},
+    )
+    events = list(response["stream"])
+    [start] = [
+        e["contentBlockStart"]["start"]["toolUse"] for e in events if "contentBlockStart" in e
+    ]
+    deltas = [e["contentBlockDelta"]["delta"] for e in events if "contentBlockDelta" in e]
+    return start["name"], [d["toolUse"]["input"] for d in deltas]
+
+
+def test_streamed_tool_arguments_replay_byte_identical_through_botocore(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    """The pieces of a ConverseStream tool use, recorded live, replay with the server
+    stopped as the same pieces: botocore reassembles the arguments the model sent, byte
+    for byte (spacing, ``2.0``, escapes kept; never re-serialized)."""
+    model_server.route("*/converse-stream", tool_use_stream())
+    path = tmp_path / "stream.yaml"
+    with wire.lock(path, mode="record", pin=True):
+        live = streamed_tool_use(client(model_server.origin))
+    assert live == ("read_file", ARGUMENTS)
+    with wire.lock(path) as replay:
+        replayed = streamed_tool_use(client())
+    assert replayed == live and "".join(replayed[1]) == "".join(ARGUMENTS)
+    assert replay.differences == [] and len(model_server.hits) == 1
+
+
 def test_latency_and_stream_padding_never_churn_a_re_record(
     model_server: ModelServer, tmp_path: Path
 ) -> None:

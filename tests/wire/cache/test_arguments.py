@@ -1,7 +1,8 @@
 """Argument re-serialization: a tool call's arguments sent back in other bytes than the
 model emitted them (key order, spacing, number formatting) is ``history-rewritten`` at
 the request that first sends the turn back, naming the call, on the APIs that carry
-arguments as text (OpenAI chat, responses) or as objects (Anthropic, Gemini); sending back what
+arguments as text (OpenAI chat, responses) or as objects (Anthropic, Gemini, Bedrock: from a
+ConverseStream, the ``toolUse.input`` pieces joined and parsed); sending back what
 the model emitted is no finding. Recorded through the real SDKs."""
 
 from __future__ import annotations
@@ -81,9 +82,12 @@ def claude(server: ModelServer, rewrite: bool, stream: bool) -> None:
     tools: Any = [{"name": "search", "input_schema": TOOL}]
     system: Any = [{"type": "text", "text": LONG, "cache_control": {"type": "ephemeral"}}]
     messages: list[Any] = [{"role": "user", "content": "Find the cache notes."}]
-    reply = client.messages.create(
-        model="claude-sonnet-4-5", max_tokens=256, system=system, messages=messages, tools=tools
-    )
+    fields: Any = {"model": "claude-sonnet-4-5", "max_tokens": 256, "system": system}
+    if stream:  # the SDK joins the partial_json pieces and parses them
+        with client.messages.stream(messages=messages, tools=tools, **fields) as events:
+            reply = events.get_final_message()
+    else:
+        reply = client.messages.create(messages=messages, tools=tools, **fields)
     use = next(block for block in reply.content if block.type == "tool_use")
     given = dict(use.input)
     if rewrite:  # a number re-formatted on the way back: 2 -> 2.0
@@ -132,12 +136,51 @@ def gemini(server: ModelServer, rewrite: bool, stream: bool) -> None:
     client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
 
 
+def bedrock(server: ModelServer, rewrite: bool, stream: bool) -> None:
+    """A boto3 agent; streamed, it joins the ``toolUse.input`` pieces and parses them."""
+    import boto3  # type: ignore[import-untyped]
+
+    client = boto3.client(
+        "bedrock-runtime", endpoint_url=server.origin, region_name="us-east-1",
+        aws_access_key_id="AKIAIOSFODNN7EXAMPLE", aws_secret_access_key="not-a-real-secret-key",
+    )  # fmt: skip
+    fields: Any = {
+        "modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "system": [{"text": LONG}, {"cachePoint": {"type": "default"}}],
+        "toolConfig": {"tools": [{"toolSpec": {"name": "search", "inputSchema": {"json": TOOL}}}]},
+    }
+    messages: list[Any] = [{"role": "user", "content": [{"text": "Find the cache notes."}]}]
+    if stream:
+        events = list(client.converse_stream(messages=messages, **fields)["stream"])
+        [use] = [
+            e["contentBlockStart"]["start"]["toolUse"] for e in events if "contentBlockStart" in e
+        ]
+        pieces = [e["contentBlockDelta"]["delta"].get("toolUse", {}).get("input", "")
+                  for e in events if "contentBlockDelta" in e]  # fmt: skip
+        use = {**use, "input": json.loads("".join(pieces))}
+    else:
+        content = client.converse(messages=messages, **fields)["output"]["message"]["content"]
+        [use] = [block["toolUse"] for block in content if "toolUse" in block]
+    given = dict(use["input"])
+    if rewrite:  # a number re-formatted on the way back: 2 -> 2.0
+        given["limit"] = float(str(given["limit"]))
+    result = {"toolUseId": use["toolUseId"], "content": [{"text": "notes/cache.md"}]}
+    messages += [
+        {"role": "assistant", "content": [{"toolUse": {**use, "input": given}}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+    ]
+    client.converse(messages=messages, **fields)
+
+
 AGENTS: dict[str, Callable[[ModelServer, bool, bool], None]] = {
     "gemini": gemini,
     "chat": lambda s, r, _: chat(s, r, stream=False),
     "chat-stream": lambda s, r, _: chat(s, r, stream=True),
     "responses": responses,
     "anthropic": claude,
+    "anthropic-stream": lambda s, r, _: claude(s, r, stream=True),
+    "bedrock": lambda s, r, _: bedrock(s, r, stream=False),
+    "bedrock-stream": lambda s, r, _: bedrock(s, r, stream=True),
 }
 
 

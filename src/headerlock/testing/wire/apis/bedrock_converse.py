@@ -219,8 +219,8 @@ CACHE: Final = CacheRules(
 in ``toolConfig.tools``, ``system`` and ``messages``, rendered tools, system, messages;
 minimum tokens per checkpoint: 1,024 (Claude Sonnet, Opus 4, 3.7), 2,048 (Claude 3.5
 Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000 (Amazon Nova). A tool call's arguments
-are ``toolUse.input`` (read from a Converse response; a ConverseStream's fragments are
-not read back)."""
+are ``toolUse.input`` (an object in a Converse response; in a ConverseStream, text pieces
+joined and parsed)."""
 
 
 AWS_KEY_ID: Final = r"(?:AKIA|ASIA)[A-Z0-9]{16}"

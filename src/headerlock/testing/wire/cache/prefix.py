@@ -366,7 +366,7 @@ def from_entry(number: int, entry: WireEntry, header: Mapping[str, Any] | None =
         api.cache.server_history(config),
         build.top_marks(config),
         usage_of(api, entry.response),
-        response_turn(api.cache, entry.response),
+        response_turn(api.cache, entry.response, canonical=True),
     )
 
 

@@ -5,7 +5,9 @@ Read generically with the API's ``CacheRules.arguments`` key: a tool call is a m
 with a ``name`` and that key (OpenAI's ``arguments`` string, Anthropic's ``input`` and
 Gemini's ``args`` objects). A stream is read event by event: a fragment of arguments
 without a name extends the last call (OpenAI chat deltas, Anthropic's
-``stream_arguments``); a stream that ends with the whole response (the Responses API's
+``stream_arguments``); a call that starts with a name and an id but no arguments
+(Bedrock's ``contentBlockStart``) takes its text fragments as pieces of JSON, joined and
+parsed as Anthropic's are; a stream that ends with the whole response (the Responses API's
 ``response.completed``) is read from it alone.
 """
 
@@ -20,6 +22,7 @@ from headerlock.formats.wire_response import WireResponse
 from headerlock.testing.wire.apis.cache_rules import CacheRules
 
 _TEXT_KEYS: Final = ("text", "content")
+_ID_KEYS: Final = ("id", "toolUseId")
 _COMPLETED: Final = "response.completed"
 
 
@@ -48,7 +51,8 @@ class Turn:
 
 
 class _Reader:
-    def __init__(self, rules: CacheRules) -> None:
+    def __init__(self, rules: CacheRules, *, canonical: bool = False) -> None:
+        self.canonical = canonical
         self.key = rules.arguments
         self.delta = rules.stream_arguments
         self.texts: list[str] = []
@@ -72,7 +76,12 @@ class _Reader:
                 last = self.calls[-1]
                 if isinstance(last.arguments, str):
                     self.calls[-1] = replace(last, arguments=last.arguments + fragment)
+                elif last.arguments is None:  # its arguments stream in after its start
+                    self.pieces.setdefault(len(self.calls) - 1, []).append(fragment)
                 return
+        if self.key and isinstance(name, str) and any(k in value for k in _ID_KEYS):
+            self.calls.append(Call(name, None))  # a call whose arguments stream in
+            return
         piece = value.get(self.delta) if self.delta else None
         if isinstance(piece, str) and self.calls:
             self.pieces.setdefault(len(self.calls) - 1, []).append(piece)
@@ -87,7 +96,10 @@ class _Reader:
         calls = list(self.calls)
         for at, pieces in sorted(self.pieces.items()):
             try:
-                calls[at] = replace(calls[at], arguments=json.loads("".join(pieces)))
+                parsed = json.loads("".join(pieces))
+                if self.canonical:  # as a recording keeps the messages sent back: keys sorted
+                    parsed = json.loads(json.dumps(parsed, sort_keys=True))
+                calls[at] = replace(calls[at], arguments=parsed)
             except ValueError:
                 calls[at] = replace(calls[at], arguments="".join(pieces))
         return Turn("".join(self.texts), tuple(calls))
@@ -100,8 +112,12 @@ def sent_turn(rules: CacheRules, messages: Sequence[Any]) -> Turn:
     return reader.turn()
 
 
-def response_turn(rules: CacheRules, response: WireResponse | None) -> Turn | None:
-    """The turn a recorded response carries (``None``: no readable body)."""
+def response_turn(
+    rules: CacheRules, response: WireResponse | None, *, canonical: bool = False
+) -> Turn | None:
+    """The turn a recorded response carries (``None``: no readable body); ``canonical``:
+    read from a recording, whose messages keep their data with keys sorted, so arguments
+    parsed from a stream's pieces are compared with their keys sorted too."""
     if response is None:
         return None
     if response.kind == "json":
@@ -116,7 +132,7 @@ def response_turn(rules: CacheRules, response: WireResponse | None) -> Turn | No
         objects = done[-1:] or objects
     else:
         return None
-    reader = _Reader(rules)
+    reader = _Reader(rules, canonical=canonical)
     for item in objects:
         reader.walk(item)
     return reader.turn()

@@ -2,7 +2,8 @@
 through the same cases, each through its real SDK client over real HTTP to one
 loopback model server per module.
 
-1. record: a request with three tools and a system prompt, and a streamed one;
+1. record: a request with three tools and a system prompt, and a streamed one, against
+   the server and scripted;
 2. replay with the server stopped: the same answers, 0 hits, green;
 3. pin: a pinned recording fails on a one-word system change, naming the segment;
 4. order: reordered tools fail as an order flake naming the tool list (no pending file),
@@ -126,6 +127,18 @@ def test_a_request_with_three_tools_and_a_system_records(api: str, recorded: Rec
     assert all(SYSTEM in json.dumps(r.header.system) for r in requests)
     text = recorded.path.read_text()
     assert f"api: {api}" in text and "hello there" in text
+
+
+def test_a_scripted_record_replays_the_same_answers(api: str, tmp_path: Path) -> None:
+    """The model scripted (nothing listens at ``CLOSED_ORIGIN``): recorded, then replayed."""
+    path = tmp_path / "scripted.yaml"
+    with wire.lock(path, mode="record", script=REPLIES) as run:
+        answers = conversation(api, CLOSED_ORIGIN)
+    assert answers == ["hello there", "streamed three words"]
+    assert [(r.api, list(r.tool_names)) for r in run.requests] == [(api, NAMES_SENT)] * 2
+    with wire.lock(path) as replay:
+        assert conversation(api, CLOSED_ORIGIN) == answers
+    assert replay.differences == []
 
 
 def test_the_recording_replays_with_the_server_stopped(

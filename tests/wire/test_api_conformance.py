@@ -156,21 +156,36 @@ def test_the_recording_replays_with_the_server_stopped(
 # -- 3. pin -------------------------------------------------------------------------------
 
 
-def mismatch(path: Path, system: str, tools: Sequence[Tool], api: str) -> wire.WireMismatch:
-    """What a replay of ``path`` raises when the agent sends ``system`` and ``tools``."""
+@dataclass(frozen=True)
+class Failed:
+    """A failed replay: its error, and whether it wrote a pending file (then removed)."""
+
+    error: wire.WireMismatch
+    pending: bool
+
+    @property
+    def text(self) -> str:
+        return str(self.error)
+
+
+def mismatch(path: Path, system: str, tools: Sequence[Tool], api: str) -> Failed:
+    """A replay of ``path`` (pending files on) whose agent sends ``system`` and ``tools``;
+    the recording's bytes stay."""
+    before, pending = path.read_bytes(), path.with_name(path.name + ".new")
     with pytest.raises(wire.WireMismatch) as caught, wire.lock(path, pending=True):
         swallowing(lambda: conversation(api, CLOSED_ORIGIN, system, tools))
-    return caught.value
+    written = pending.is_file()
+    pending.unlink(missing_ok=True)
+    assert path.read_bytes() == before
+    return Failed(caught.value, written)
 
 
 def test_a_pinned_recording_fails_on_a_one_word_system_change(api: str, recorded: Recorded) -> None:
-    error = mismatch(recorded.pinned, BRIEF, TOOLS, api)
-    assert f"request 1 ({api}) system:" in str(error), error
-    assert "terse" in str(error) and "brief" in str(error)
-    assert not any("tools:" in line for line in error.differences), error
-    pending = recorded.pinned.with_name(recorded.pinned.name + ".new")
-    assert pending.is_file()  # a change to review
-    pending.unlink()
+    failed = mismatch(recorded.pinned, BRIEF, TOOLS, api)
+    assert f"request 1 ({api}) system:" in failed.text, failed.text
+    assert "terse" in failed.text and "brief" in failed.text
+    assert not any("tools:" in line for line in failed.error.differences), failed.text
+    assert failed.pending  # a change to review
 
 
 # -- 4. order -----------------------------------------------------------------------------
@@ -179,19 +194,18 @@ def test_a_pinned_recording_fails_on_a_one_word_system_change(api: str, recorded
 def test_reordered_tools_fail_as_an_order_flake_naming_the_tool_list(
     api: str, recorded: Recorded
 ) -> None:
-    error = mismatch(recorded.pinned, SYSTEM, REORDERED, api)
-    assert f"request 1 ({api}) tools: order read_file, grep, bash -> grep, read_file, bash" in (
-        str(error)
-    ), error
-    assert "an order flake" in str(error)
-    assert not recorded.pinned.with_name(recorded.pinned.name + ".new").exists()
+    failed = mismatch(recorded.pinned, SYSTEM, REORDERED, api)
+    order = f"request 1 ({api}) tools: order read_file, grep, bash -> grep, read_file, bash"
+    assert order in failed.text, failed.text
+    assert "an order flake" in failed.text
+    assert not failed.pending  # a flake is no change to accept
 
 
 def test_a_changed_tool_description_names_the_tool(api: str, recorded: Recorded) -> None:
-    error = mismatch(recorded.pinned, SYSTEM, DESCRIBED, api)
-    assert f"request 1 ({api}) tools: grep changed:" in str(error), error
-    assert "'Search files.' -> 'Search code.'" in str(error)
-    recorded.pinned.with_name(recorded.pinned.name + ".new").unlink()
+    failed = mismatch(recorded.pinned, SYSTEM, DESCRIBED, api)
+    assert f"request 1 ({api}) tools: grep changed:" in failed.text, failed.text
+    assert "'Search files.' -> 'Search code.'" in failed.text
+    assert failed.pending
 
 
 def test_the_order_check_catches_tools_sent_in_load_order(api: str) -> None:

@@ -9,8 +9,9 @@ loopback model server per module.
 4. order: reordered tools fail as an order flake naming the tool list (no pending file),
    a changed description names the tool, and ``assert_order_invariant`` catches tools
    sent in load order;
-5. secrets: the client's planted credential (API key header; AWS key id, secret key and
-   session token) appears in no recording, header lock, pending file or pytest output;
+5. secrets: the client's planted credential (API key header; AWS key id, secret key,
+   session token and the SigV4 signature), also leaked into the system prompt, appears in
+   no recording, header lock, pending file or pytest output;
 6. cache: ``headerlock cache`` finds a planted tools change and, where the API caches at
    explicit breakpoints, a planted breakpoint removal worded with its own marker.
 
@@ -241,6 +242,10 @@ def test_agent(headerlock_wire):
 """
 
 
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "x-amz-security-token")
+"""The headers the SDK clients carry their credential in (SigV4: its signature too)."""
+
+
 def test_no_planted_credential_reaches_a_file_or_the_output(
     api: str, server: ModelServer, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,6 +261,9 @@ def test_no_planted_credential_reaches_a_file_or_the_output(
     monkeypatch.setenv("CONFORMANCE_ORIGIN", server.origin)
     recorded = pytester.runpytest_inprocess("--snapshot-update")
     recorded.assert_outcomes(passed=1)
+    sent = [h.headers[k] for h in server.hits for k in CREDENTIAL_HEADERS if k in h.headers]
+    sent += [value.rpartition("Signature=")[2] for value in sent if "Signature=" in value]
+    assert sent, "the client sent no credential header"
     monkeypatch.setenv("CONFORMANCE_ORIGIN", CLOSED_ORIGIN)
     monkeypatch.setenv("CONFORMANCE_EXTRA", " Be kind.")
     failed = pytester.runpytest_inprocess()
@@ -270,7 +278,7 @@ def test_no_planted_credential_reaches_a_file_or_the_output(
     }
     assert any(path.name.endswith(".new") for path in written), sorted(written)
     assert sum("<<secret>>" in text for text in written.values()) >= 2, sorted(written)
-    for secret in (*KEYS[api], "AWS4-HMAC-SHA256"):
+    for secret in (*KEYS[api], *sent, "AWS4-HMAC-SHA256"):
         assert secret not in output
         assert [path for path, text in written.items() if secret in text] == []
 

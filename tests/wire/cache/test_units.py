@@ -7,9 +7,12 @@ import json
 
 import pytest
 
+from headerlock.formats import aws_eventstream
 from headerlock.formats.wire_recording import WireEntry, WirePrefix
+from headerlock.formats.wire_response import WireResponse
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.cache.prefix import estimate_tokens, from_entry, strip_member
+from headerlock.testing.wire.cache.turns import Call, response_turn
 from headerlock.testing.wire.cache.volatile import volatile_at
 
 
@@ -147,3 +150,36 @@ def test_the_work_per_request_does_not_grow_with_the_recording() -> None:
             assert report.findings == ()
             per_request.append(pstats.Stats(profile).total_calls / n)  # type: ignore[attr-defined]
         assert per_request[1] <= per_request[0] * 1.02, (shape.__name__, per_request)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "arguments"),
+    [
+        (['{"path": "a.txt",', ' "n": 2}'], {"path": "a.txt", "n": 2}),
+        (['{"b": 1, ', '"a": 2}'], {"b": 1, "a": 2}),
+        ([""], {}),  # a tool with no input
+        ([], {}),
+    ],
+)
+def test_a_converse_stream_tool_use_is_read_from_its_pieces(
+    pieces: list[str], arguments: dict[str, int | str]
+) -> None:
+    """Bedrock names the call in ``contentBlockStart`` and streams its ``toolUse.input`` as
+    JSON text pieces: joined and parsed (keys sorted when read from a recording)."""
+    start = {"toolUse": {"toolUseId": "tooluse_1", "name": "read_file"}}
+    events = [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Let me look."}}),
+        ("contentBlockStart", {"contentBlockIndex": 1, "start": start}),
+        *(("contentBlockDelta", {"delta": {"toolUse": {"input": p}}}) for p in pieces),
+        ("messageStop", {"stopReason": "tool_use"}),
+    ]
+    body = aws_eventstream.frames(events)
+    response = WireResponse.from_http(200, aws_eventstream.MEDIA_TYPE, body)
+    rules = model_api("bedrock.converse").cache
+    turn = response_turn(rules, response)
+    assert turn is not None and turn.text == "Let me look."
+    assert turn.calls == (Call("read_file", arguments),)
+    assert list(turn.calls[0].arguments) == list(arguments)  # the order the model emitted
+    recorded = response_turn(rules, response, canonical=True)
+    assert recorded is not None and list(recorded.calls[0].arguments) == sorted(arguments)

@@ -95,13 +95,17 @@ class _Reader:
     def turn(self) -> Turn:
         calls = list(self.calls)
         for at, pieces in sorted(self.pieces.items()):
+            text = "".join(pieces)
+            if not text.strip():
+                continue  # nothing streamed: the arguments its start carried, if any
             try:
-                parsed = json.loads("".join(pieces))
+                parsed = json.loads(text)
                 if self.canonical:  # as a recording keeps the messages sent back: keys sorted
                     parsed = json.loads(json.dumps(parsed, sort_keys=True))
                 calls[at] = replace(calls[at], arguments=parsed)
             except ValueError:
-                calls[at] = replace(calls[at], arguments="".join(pieces))
+                calls[at] = replace(calls[at], arguments=text)
+        calls = [replace(c, arguments={}) if c.arguments is None else c for c in calls]
         return Turn("".join(self.texts), tuple(calls))
 
 

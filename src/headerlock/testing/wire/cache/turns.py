@@ -22,8 +22,16 @@ from headerlock.formats.wire_response import WireResponse
 from headerlock.testing.wire.apis.cache_rules import CacheRules
 
 _TEXT_KEYS: Final = ("text", "content")
-_ID_KEYS: Final = ("id", "toolUseId")
 _COMPLETED: Final = "response.completed"
+_IDS: Final = frozenset({"id", "toolUseId"})
+_STARTS: Final = _IDS | {"name", "type"}
+
+
+def _starts_a_call(value: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is the start of a call whose arguments stream in after it: it
+    carries its identity (a name and an id) and nothing else (Bedrock's ``toolUse``)."""
+    keys = set(value)
+    return keys <= _STARTS and bool(keys & _IDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +87,7 @@ class _Reader:
                 elif last.arguments is None:  # its arguments stream in after its start
                     self.pieces.setdefault(len(self.calls) - 1, []).append(fragment)
                 return
-        if self.key and isinstance(name, str) and any(k in value for k in _ID_KEYS):
+        if self.key and isinstance(name, str) and _starts_a_call(value):
             self.calls.append(Call(name, None))  # a call whose arguments stream in
             return
         piece = value.get(self.delta) if self.delta else None

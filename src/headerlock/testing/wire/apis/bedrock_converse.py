@@ -202,6 +202,7 @@ CACHE: Final = CacheRules(
         (("cacheWriteInputTokens",),),
     ),
     arguments="input",
+    stream_call_id="toolUseId",
     minimums_text="Bedrock caches up to a cachePoint from 1,024 tokens (Claude Sonnet, Opus 4,"
     " 3.7 Sonnet), 2,048 (Claude 3.5 Haiku), 4,096 (Claude Opus 4.5, Haiku 4.5), 1,000"
     " (Amazon Nova) per checkpoint; shorter is not cached",

@@ -143,6 +143,9 @@ class CacheRules:
     stream_arguments: str = ""
     """The key of a stream event's arguments fragment that carries no tool name (Anthropic's
     ``partial_json``: the arguments text the model emitted, in pieces)."""
+    stream_call_id: str = ""
+    """The id key of a stream's call start that carries no arguments: they stream after
+    it as text pieces under ``arguments`` (Bedrock's ``toolUse`` in ``contentBlockStart``)."""
     miss_reasons: tuple[tuple[str, str], ...] = ()
     """The provider's recorded miss reasons and the segment each names (checked against
     the finding)."""

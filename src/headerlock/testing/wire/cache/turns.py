@@ -5,10 +5,10 @@ Read generically with the API's ``CacheRules.arguments`` key: a tool call is a m
 with a ``name`` and that key (OpenAI's ``arguments`` string, Anthropic's ``input`` and
 Gemini's ``args`` objects). A stream is read event by event: a fragment of arguments
 without a name extends the last call (OpenAI chat deltas, Anthropic's
-``stream_arguments``); a call that starts with a name and an id but no arguments
-(Bedrock's ``contentBlockStart``) takes its text fragments as pieces of JSON, joined and
-parsed as Anthropic's are; a stream that ends with the whole response (the Responses API's
-``response.completed``) is read from it alone.
+``stream_arguments``); a call that starts with a name and its ``stream_call_id`` but no
+arguments (Bedrock's ``contentBlockStart``) takes its text fragments as pieces of JSON,
+joined and parsed as Anthropic's are; a stream that ends with the whole response (the
+Responses API's ``response.completed``) is read from it alone.
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ from headerlock.testing.wire.apis.cache_rules import CacheRules
 
 _TEXT_KEYS: Final = ("text", "content")
 _COMPLETED: Final = "response.completed"
-_IDS: Final = frozenset({"id", "toolUseId"})
-_STARTS: Final = _IDS | {"name", "type"}
-
-
-def _starts_a_call(value: Mapping[str, Any]) -> bool:
-    """Whether ``value`` is the start of a call whose arguments stream in after it: it
-    carries its identity (a name and an id) and nothing else (Bedrock's ``toolUse``)."""
-    keys = set(value)
-    return keys <= _STARTS and bool(keys & _IDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +54,7 @@ class _Reader:
         self.canonical = canonical
         self.key = rules.arguments
         self.delta = rules.stream_arguments
+        self.start_id = rules.stream_call_id
         self.texts: list[str] = []
         self.calls: list[Call] = []
         self.pieces: dict[int, list[str]] = {}
@@ -87,8 +79,8 @@ class _Reader:
                 elif last.arguments is None:  # its arguments stream in after its start
                     self.pieces.setdefault(len(self.calls) - 1, []).append(fragment)
                 return
-        if self.key and isinstance(name, str) and _starts_a_call(value):
-            self.calls.append(Call(name, None))  # a call whose arguments stream in
+        if self.start_id and self.start_id in value and isinstance(name, str):  # args follow
+            self.calls.append(Call(name, None))
             return
         piece = value.get(self.delta) if self.delta else None
         if isinstance(piece, str) and self.calls:

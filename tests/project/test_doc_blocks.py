@@ -1,0 +1,466 @@
+"""Every fenced block of the README and the docs site is run or checked, and a block
+nothing checks fails the guard with its page and line.
+
+A block is checked by its language and the marker comment right above it:
+
+- ``python`` marked ``example:``, ``recipe:`` or ``production:``: run by the tests that
+  read it by name (``docs.examples``); ``fragment: why`` (a part of a test or of an
+  agent): compiled, its ``headerlock`` imports and attributes exist, and every other
+  name it uses but does not define is a public name or is named in the reason;
+- ``sh``/``console``: every command line is parsed by the parser that runs it (the
+  ``headerlock`` command's, pytest's with every installed plugin configured, ``pip
+  install`` extras against ``pyproject.toml``); output in a ``console`` or ``text``
+  block is a marked example a test compares with what headerlock prints
+  (``tests/project/test_doc_outputs.py`` and the tests that read it); ``synopsis:``
+  blocks name only the commands and options the parser has;
+- ``ini``/``toml``: loaded as a project's configuration with ``--strict-config`` and
+  configured (headerlock validates its keys' values then);
+- ``yaml``: a fixture through the fixture loader, a recording through the recording
+  loader, a GitHub workflow parsed and its ``run:`` commands checked as above;
+- ``gitignore``: its patterns match the pending files headerlock writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import builtins
+import contextlib
+import importlib
+import io
+import re
+import shlex
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+import headerlock
+import headerlock.agent
+import headerlock.wire
+from headerlock.cli import build_parser, main
+from headerlock.formats.pending import pending_path
+from headerlock.formats.recording import load_recording
+from headerlock.testing.scenario.fixtures import load_scenario
+from tests import docs
+
+BLOCKS = docs.blocks()
+RUN = ("example", "recipe", "production")
+"""Markers of the blocks a test runs (or compares with output), by name."""
+SHELL = ("sh", "bash", "console")
+CONFIG = ("ini", "toml", "cfg")
+PYPROJECT = tomllib.loads((docs.ROOT / "pyproject.toml").read_text("utf-8"))
+EXTRAS = PYPROJECT["project"]["optional-dependencies"]
+TESTS = [
+    path.read_text("utf-8")
+    for path in sorted((docs.ROOT / "tests").rglob("*.py"))
+    if path.name != "docs.py"
+]
+
+
+def _of(*langs: str, tag: str | None = None) -> list[Any]:
+    return [
+        pytest.param(b, id=b.where)
+        for b in BLOCKS
+        if b.lang in langs and (tag is None or b.tag == tag)
+    ]
+
+
+def _read_by_a_test(name: str) -> bool:
+    return any(f'"{name}"' in text or f"'{name}'" in text for text in TESTS)
+
+
+# -- what a block is -------------------------------------------------------------------
+
+
+def _yaml_kind(code: str) -> str:
+    """``fixture``, ``recording``, ``workflow`` or ``""`` (a YAML format nobody loads)."""
+    try:
+        data = yaml.safe_load(code)
+    except yaml.YAMLError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    if "app" in data:
+        return "fixture"
+    if data.get("kind") == "wire" or "scenario" in data:
+        return "recording"
+    if "jobs" in data:
+        return "workflow"
+    return ""
+
+
+def _console(code: str) -> tuple[list[str], list[str]]:
+    """A console block's command lines (``$ ``, the prompt dropped) and output lines."""
+    commands = [line[2:] for line in code.splitlines() if line.startswith("$ ")]
+    output = [line for line in code.splitlines() if line.strip() and not line.startswith("$ ")]
+    return commands, output
+
+
+def unchecked(block: docs.Block) -> str:
+    """Why nothing checks ``block`` (``""`` when something does)."""
+    if block.tag in RUN:
+        return "" if _read_by_a_test(block.name) else f"no test reads {block.tag} {block.name!r}"
+    if block.tag == "fragment":
+        return "" if block.lang == "python" else "only a python block can be a fragment"
+    if block.tag == "synopsis":
+        return "" if block.lang == "sh" else "only an sh block can be a synopsis"
+    if block.tag:
+        return f"unknown marker {block.tag!r}"
+    if block.lang == "python":
+        return "a python block must be run (example:) or be a fragment: (why)"
+    if block.lang == "console" and _console(block.code)[1]:
+        return "console output must be a marked example: a test compares it"
+    if block.lang in SHELL or block.lang in CONFIG or block.lang == "gitignore":
+        return ""
+    if block.lang == "yaml":
+        return (
+            ""
+            if _yaml_kind(block.code)
+            else "a YAML block that is no fixture, recording or workflow"
+        )
+    if block.lang == "text":
+        return "text (output) must be a marked example: a test compares it"
+    return f"unknown language {block.lang!r}"
+
+
+def test_every_block_is_checked() -> None:
+    found = [f"{block.where}: {why}" for block in BLOCKS if (why := unchecked(block))]
+    assert not found, "\n".join(found)
+
+
+def test_the_guard_refuses_an_unchecked_block() -> None:
+    page = docs.ROOT / "docs" / "new.md"
+    cases = {
+        ("python", "", ""): "a python block must be run",
+        ("rust", "", ""): "unknown language 'rust'",
+        ("text", "", ""): "text (output) must be a marked example",
+        ("console", "", ""): "console output must be a marked example",
+        ("yaml", "", ""): "no fixture, recording or workflow",
+        ("python", "example", "-".join(["never", "read"])): "no test reads example",
+    }
+    for (lang, tag, name), why in cases.items():
+        code = {"console": "$ pytest\n1 passed", "yaml": "a: 1"}.get(lang, "x = 1")
+        block = docs.Block(page, 3, lang, tag, name, code)
+        assert why in unchecked(block), (lang, tag)
+    assert docs.Block(page, 3, "rust", "", "", "").where == "docs/new.md:3"
+
+
+# -- commands --------------------------------------------------------------------------
+
+
+def _lines(block: docs.Block) -> list[str]:
+    if block.lang == "console":
+        return _console(block.code)[0]
+    return [line for line in block.code.splitlines() if line.strip() and not line[0].isspace()]
+
+
+def _argvs(line: str) -> Iterator[list[str]]:
+    """The commands of one shell line (``a && b`` is two), comments dropped."""
+    words = shlex.split(line, comments=True)
+    while words:
+        end = words.index("&&") if "&&" in words else len(words)
+        yield words[:end]
+        words = words[end + 1 :]
+
+
+def _headerlock(argv: list[str]) -> str:
+    """Why the ``headerlock`` command refuses ``argv`` (``""`` when it accepts it)."""
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit as exit:
+            return "" if exit.code == 0 else stderr.getvalue().strip()
+    return ""
+
+
+def _pytest(argv: list[str], pytester: pytest.Pytester) -> str:
+    """Why pytest, with every installed plugin configured, refuses ``argv``."""
+    try:
+        pytester.parseconfigure(*argv)
+    except pytest.UsageError as error:
+        return str(error)
+    return ""
+
+
+def _requirement(word: str) -> str:
+    """Why ``pip install word`` is not one of this project's installs."""
+    extras = re.fullmatch(r"(?P<name>[^\[]+)\[(?P<extras>[^\]]+)\]", word)
+    if extras and extras["name"] in (".", "headerlock"):
+        unknown = set(extras["extras"].split(",")) - set(EXTRAS)
+        return f"no extra {sorted(unknown)} in pyproject.toml" if unknown else ""
+    if word in (".", "headerlock"):
+        return ""
+    listed = {re.split(r"[<>=\[]", dep)[0] for deps in EXTRAS.values() for dep in deps}
+    return "" if word in listed else f"{word} is in no extra of pyproject.toml"
+
+
+def command_problem(argv: list[str], pytester: pytest.Pytester) -> str:
+    """Why ``argv``, a command the docs show, would not run as shown."""
+    program, args = Path(argv[0]).name, argv[1:]
+    if program in ("python", "python3") and args[:1] == ["-m"]:
+        program, args = args[1], args[2:]
+    if program == "headerlock":
+        return _headerlock(args)
+    if program == "pytest":
+        return _pytest(args, pytester)
+    if program == "pip":
+        if args[:1] != ["install"]:
+            return "pip: only install is shown"
+        words = [word for word in args[1:] if not word.startswith("-")]
+        return "; ".join(problem for word in words if (problem := _requirement(word)))
+    if program == "venv":
+        return ""
+    return f"{program}: a command no check knows"
+
+
+@pytest.mark.parametrize("block", [b for b in _of(*SHELL) if _lines(b.values[0])])
+def test_every_command_line_is_accepted(block: docs.Block, pytester: pytest.Pytester) -> None:
+    if block.tag == "synopsis":
+        pytest.skip("a synopsis: test_the_command_synopsis_names_what_the_parser_has")
+    argvs = [argv for line in _lines(block) for argv in _argvs(line)]
+    assert argvs, f"{block.where}: no command"
+    refused = [f"{argv}: {why}" for argv in argvs if (why := command_problem(argv, pytester))]
+    assert not refused
+
+
+def test_the_command_check_refuses_what_would_not_run(pytester: pytest.Pytester) -> None:
+    assert "invalid choice" in command_problem(["headerlock", "reveiw"], pytester)
+    assert "--runz" in command_problem(["headerlock", "flakes", "--runz", "4"], pytester)
+    assert "--headerlock-recrod" in command_problem(["pytest", "--headerlock-recrod=new"], pytester)
+    assert "contradict" in command_problem(
+        ["pytest", "--snapshot-update", "--headerlock-record=none"], pytester
+    )
+    assert "no extra" in command_problem(["pip", "install", ".[dmeo]"], pytester)
+    assert "in no extra" in command_problem(["pip", "install", "pytest-splat"], pytester)
+    assert "no check knows" in command_problem(["curl", "x"], pytester)
+    assert command_problem(["pip", "install", "-e", ".[test]", "pytest-split"], pytester) == ""
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub.choices)
+
+
+@pytest.mark.parametrize("block", _of("sh", tag="synopsis"))
+def test_the_command_synopsis_names_what_the_parser_has(block: docs.Block) -> None:
+    commands = _subcommands()
+    top = {o for a in build_parser()._actions for o in a.option_strings}
+    shown: set[str] = set()
+    wrong: list[str] = []
+    command = ""
+    for line in block.code.splitlines():
+        text = line.split("#", 1)[0]
+        words = text.split()
+        if words[:1] == [block.name]:
+            command = words[1] if len(words) > 1 and not words[1].startswith("-") else ""
+            shown.add(command)
+        known = (
+            {o for a in commands[command]._actions for o in a.option_strings} if command else top
+        )
+        for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", text):
+            if option not in known:
+                wrong.append(f"{block.name} {command} {option}")
+    assert not wrong
+    internal = {"run-once", "flake-worker"}
+    assert set(commands) - internal <= shown, "a command the synopsis leaves out"
+
+
+# -- configuration ---------------------------------------------------------------------
+
+
+def _check_ini(pytester: pytest.Pytester, values: dict[str, str]) -> None:
+    for key in ("headerlock_fixtures", "headerlock_recordings"):
+        (pytester.path / values.get(key, key.removeprefix("headerlock_"))).mkdir(exist_ok=True)
+    for folder in values.get("testpaths", "").split():
+        (pytester.path / folder).mkdir(exist_ok=True)
+    config = pytester.parseconfigure()
+    unknown = sorted(config._get_unknown_ini_keys())  # what --strict-config refuses
+    assert not unknown, "spelled unlike the keys pytest and its plugins register"
+    for key, value in values.items():
+        got = config.getini(key)
+        assert (got if isinstance(got, str) else " ".join(map(str, got))) == value, key
+
+
+@pytest.mark.parametrize("block", _of(*CONFIG))
+def test_every_config_block_is_accepted_by_pytest(
+    block: docs.Block, pytester: pytest.Pytester
+) -> None:
+    if block.lang == "toml":
+        data = tomllib.loads(block.code)
+        options = data.get("tool", {}).get("pytest", {}).get("ini_options")
+        if options is None:
+            return  # a pyproject snippet of another tool: it parses as TOML
+        pytester.makepyprojecttoml(block.code)
+        values = {k: v if isinstance(v, str) else " ".join(map(str, v)) for k, v in options.items()}
+    else:
+        assert block.code.startswith("[pytest]\n") or block.code.startswith("[tool:pytest]\n")
+        pytester.makeini(block.code) if block.lang == "ini" else pytester.makefile(
+            ".cfg", setup=block.code
+        )
+        lines = [line for line in block.code.splitlines()[1:] if line.strip()]
+        values = dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines)  # type: ignore[misc]
+    _check_ini(pytester, values)
+
+
+def test_the_config_check_refuses_a_misspelled_key(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nheaderlock_recording = recordings\n")
+    with pytest.raises(AssertionError, match="headerlock_recording"):
+        _check_ini(pytester, {"headerlock_recording": "recordings"})
+    pytester.makeini("[pytest]\nheaderlock_fixtures = fixtures  # defaults\n")
+    with pytest.raises(pytest.UsageError, match="headerlock_fixtures"):
+        _check_ini(pytester, {"headerlock_fixtures": "fixtures"})
+
+
+# -- YAML and ignore files -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block", _of("yaml"))
+def test_every_yaml_block_loads_with_headerlocks_loader(
+    block: docs.Block, tmp_path: Path, pytester: pytest.Pytester
+) -> None:
+    kind = _yaml_kind(block.code)
+    if kind == "fixture":
+        path = tmp_path / "fixtures" / f"{block.name or 'example'}.yaml"
+        path.parent.mkdir()
+        path.write_text(block.code + "\n", encoding="utf-8")
+        assert load_scenario(path).app == yaml.safe_load(block.code)["app"]
+    elif kind == "recording":
+        path = tmp_path / "recording.yaml"
+        path.write_text(block.code + "\n", encoding="utf-8")
+        load_recording(path)
+    else:
+        workflow = yaml.safe_load(block.code)
+        runs = [
+            re.sub(r"\$\{\{[^}]*\}\}", "1", step["run"])
+            for job in workflow["jobs"].values()
+            for step in job["steps"]
+            if "run" in step
+        ]
+        assert runs, f"{block.where}: a workflow with no run step"
+        argvs = [argv for run in runs for argv in _argvs(" ".join(run.split()))]
+        refused = [f"{a}: {why}" for a in argvs if (why := command_problem(a, pytester))]
+        assert not refused
+
+
+@pytest.mark.parametrize("block", _of("gitignore"))
+def test_the_ignore_patterns_match_the_pending_files(block: docs.Block, tmp_path: Path) -> None:
+    import fnmatch
+
+    pending = [
+        pending_path(Path("recordings/tests/test_agent/test_agent.yaml")),
+        pending_path(Path("recordings/tests/test_agent/headers.lock.yaml")),
+        pending_path(Path("recordings/text-turn.yaml")),
+    ]
+    patterns = [p for p in block.code.splitlines() if p.strip() and not p.startswith("#")]
+    for path in pending:
+        assert any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns), path
+
+
+# -- python fragments --------------------------------------------------------------------
+
+PUBLIC = {
+    name for module in (headerlock, headerlock.agent, headerlock.wire) for name in module.__all__
+}
+FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+def fragment_problems(code: str, reason: str) -> list[str]:
+    """What in a fragment is not so: a ``headerlock`` import or attribute that does not
+    exist, or a name used and never defined that is neither public nor in ``reason``."""
+    tree = ast.parse(code)
+    compile(code, "<fragment>", "exec", flags=FLAGS)
+    problems: list[str] = []
+    modules: dict[str, ModuleType] = {}
+    defined = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("headerlock"):
+            module = importlib.import_module(node.module or "")
+            for alias in node.names:
+                value = getattr(module, alias.name, None)
+                if value is None:
+                    problems.append(f"{node.module}.{alias.name}")
+                elif isinstance(value, ModuleType):
+                    modules[alias.asname or alias.name] = value
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg) or (
+            isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        ):
+            defined.add(node.arg if isinstance(node, ast.arg) else node.id)
+    known = defined | PUBLIC
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            home = modules.get(node.value.id)
+            if home is not None and not hasattr(home, node.attr):
+                problems.append(f"{node.value.id}.{node.attr}")
+        if isinstance(node, ast.Name) and node.id not in known and f"`{node.id}`" not in reason:
+            problems.append(f"{node.id} (not defined, not public, not in the reason)")
+    return sorted(set(problems))
+
+
+@pytest.mark.parametrize("block", _of("python", tag="fragment"))
+def test_every_fragment_compiles_and_uses_names_that_exist(block: docs.Block) -> None:
+    assert not fragment_problems(block.code, block.name)
+
+
+def test_the_fragment_check_refuses_a_name_that_moved() -> None:
+    assert fragment_problems("from headerlock.agent import AgentAp\n", "") == [
+        "headerlock.agent.AgentAp"
+    ]
+    assert fragment_problems("from headerlock import wire\nwire.lokc()\n", "") == ["wire.lokc"]
+    assert fragment_problems("drive(app)\n", "`drive` is yours") == [
+        "app (not defined, not public, not in the reason)"
+    ]
+
+
+# -- python examples this file runs --------------------------------------------------------
+
+
+def test_the_runtime_example_runs_a_turn() -> None:
+    code = docs.examples("example")["runtime"]
+    namespace: dict[str, Any] = {"__name__": "docs_runtime"}
+    coroutine = eval(compile(code, "runtime.md:runtime", "exec", flags=FLAGS), namespace)
+    asyncio.run(coroutine)
+    assert namespace["result"].reason.kind == "stop"
+    types = [event.type for event in namespace["app"].session.events]
+    shown = ["turn/start", "step/start", "request/header"]  # the comment's "..." aside
+    assert [t for t in types if t in shown][:3] == shown
+
+
+def test_the_tool_order_example_prints_what_its_comments_say() -> None:
+    code = docs.examples("example")["tool-order"]
+    namespace: dict[str, Any] = {"__name__": "docs_tool_order"}
+    lines = code.splitlines()
+    said = [
+        (line.split("#")[0].strip(), line.split("#")[1].strip()) for line in lines if "#" in line
+    ]
+    exec(compile(code, "runtime.md:tool-order", "exec"), namespace)
+    assert said
+    for expression, comment in said:
+        ordered = eval(expression, namespace)
+        assert ", ".join(tool.name for tool in ordered) == comment
+
+
+def test_the_cache_example_reports_the_lock_examples_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.chdir(tmp_path)
+    examples = docs.examples("example")
+    exec(compile(examples["lock"], "wire.md:lock", "exec"), {"__name__": "docs_lock"})
+    exec(compile(examples["cache-api"], "cache.md:cache-api", "exec"), {"__name__": "docs_cache"})
+    assert capsys.readouterr().out.startswith("cache report: recordings/agent.yaml (")
+    (command,) = [b for b in BLOCKS if b.lang == "sh" and "headerlock cache recordings " in b.code]
+    (argv,) = list(_argvs(command.code))
+    assert main(argv[1:], out=io.StringIO()) in (0, 1)
+    assert (tmp_path / "cache.html").read_text("utf-8").startswith("<!DOCTYPE html>")

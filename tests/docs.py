@@ -11,7 +11,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
-FENCE = r"```(?P<lang>[\w-]*)\n(?P<code>.*?)\n```"
 
 
 def text() -> str:
@@ -23,12 +22,12 @@ def examples(tag: str) -> dict[str, str]:
     """``{name: code}`` of the blocks marked ``<!-- tag: name -->``; a name used twice
     is an error (two blocks could not both be the one a test runs)."""
     found: dict[str, str] = {}
-    marked = re.compile(rf"<!-- {tag}: (?P<name>[\w-]+) -->\n{FENCE}", re.S)
-    for page in PAGES:
-        for match in marked.finditer(page.read_text("utf-8")):
-            if match["name"] in found:
-                raise ValueError(f"{page}: {tag} {match['name']!r} is marked twice")
-            found[match["name"]] = match["code"]
+    for block in blocks():
+        if block.tag != tag:
+            continue
+        if block.name in found:
+            raise ValueError(f"{block.where}: {tag} {block.name!r} is marked twice")
+        found[block.name] = block.code
     return found
 
 

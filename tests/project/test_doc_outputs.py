@@ -1,0 +1,127 @@
+"""The output the docs show is what headerlock prints: each ``console`` or ``text``
+block marked ``<!-- example: NAME -->`` is produced here by the run the page describes
+and compared line by line (``fnmatch`` patterns only where the docs' numbers are a
+run's own: timings, hashes of a tmp path)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from headerlock.cli import main
+from tests import docs
+
+EXAMPLES = docs.examples("example")
+
+
+def _shown(name: str) -> tuple[list[str], list[str]]:
+    """An example's commands (``$ `` dropped) and the output lines after the first."""
+    lines = EXAMPLES[name].splitlines()
+    return [line[2:] for line in lines if line.startswith("$ ")], [
+        line for line in lines if not line.startswith("$ ")
+    ]
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+# -- cache.md --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "file"), [("cache-cli", "agent.yaml"), ("cache-models", "models.yaml")]
+)
+def test_the_cache_reports_shown_are_what_headerlock_cache_prints(
+    name: str, file: str, model_server: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("google.genai")
+    from tests.wire.cache.corpus import Req, base, planted, record
+
+    if name == "cache-cli":
+        reqs = planted("tools-reordered", "openai.chat")
+    else:  # the third request on gpt-4o-mini, then a new conversation on it
+        reqs = base("openai.chat")
+        reqs = [*reqs[:2], replace(reqs[2], model="gpt-4o-mini"), Req(model="gpt-4o-mini")]
+    monkeypatch.chdir(tmp_path)
+    record(model_server, "openai.chat", reqs, Path("recordings") / file)  # type: ignore[arg-type]
+    (command,), output = _shown(name)
+    assert command == f"headerlock cache recordings/{file}"
+    code, out = _cli(*command.split()[1:])
+    assert out.splitlines() == output
+    assert code == 1  # a finding
+
+
+# -- order.md, wire.md, pytest.md: what a check raises -----------------------------------
+
+
+def test_the_script_race_shown_is_what_the_lock_raises(tmp_path: Path) -> None:
+    openai = pytest.importorskip("openai")
+    import threading
+
+    from headerlock import wire
+    from headerlock.wire import ScriptAmbiguityError
+
+    client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0)
+    peru_sent, started, done = threading.Event(), threading.Barrier(2), threading.Barrier(2)
+
+    def ask(question: str, after: threading.Event | None) -> None:
+        started.wait(10)  # both threads live the whole time: they ran at the same time
+        if after is not None:
+            after.wait(10)
+        messages = [{"role": "user", "content": question}]
+        client.chat.completions.create(model="gpt-4.1-mini", messages=messages)  # type: ignore[arg-type]
+        peru_sent.set()
+        done.wait(10)
+
+    script = [{"text": "Lima"}, {"text": "Paris"}]
+    threads = [
+        threading.Thread(target=ask, args=("capital of Peru?", None)),
+        threading.Thread(target=ask, args=("capital of France?", peru_sent)),
+    ]
+    record = wire.lock(tmp_path / "race.yaml", mode="record", script=script)
+
+    def both() -> None:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    with pytest.raises(ScriptAmbiguityError) as caught, record:
+        both()
+    assert str(caught.value) == EXAMPLES["script-race"]
+    assert not (tmp_path / "race.yaml").exists()
+
+
+def test_the_other_http_mismatch_shown_is_what_a_replay_raises(
+    model_server: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    openai = pytest.importorskip("openai")
+    from headerlock import wire
+    from headerlock.wire import WireMismatch
+    from tests.model_server import ModelServer, json_answer
+
+    assert isinstance(model_server, ModelServer)
+    model_server.script([{"text": "ok"}])
+    vector = {"object": "list", "model": "emb", "data": [{"index": 0, "embedding": [0.5]}]}
+    model_server.route("/v1/embeddings", json_answer(vector))
+    client = openai.OpenAI(base_url=model_server.base_url, api_key="sk-test", max_retries=0)
+
+    def agent(text: str) -> None:
+        client.embeddings.create(model="emb", input=text, encoding_format="float")
+        client.chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": text}]
+        )
+
+    monkeypatch.chdir(tmp_path)
+    path = "recordings/tests/test_agent/test_embed.yaml"
+    with wire.lock(path, mode="record"):
+        agent("the cat sat on the mat")
+    with pytest.raises(WireMismatch) as caught, wire.lock(path):
+        agent("the dog sat on the mat")
+    shown = EXAMPLES["other-http-mismatch"].splitlines()
+    assert str(caught.value).splitlines()[: len(shown)] == shown

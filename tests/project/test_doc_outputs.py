@@ -6,6 +6,7 @@ run's own: timings, hashes of a tmp path)."""
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,11 @@ def _shown(name: str) -> tuple[list[str], list[str]]:
     return [line[2:] for line in lines if line.startswith("$ ")], [
         line for line in lines if not line.startswith("$ ")
     ]
+
+
+def _literal(line: str) -> str:
+    """``line`` as an ``fnmatch`` pattern that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", line)
 
 
 def _cli(*argv: str) -> tuple[int, str]:
@@ -74,7 +80,7 @@ def test_the_script_race_shown_is_what_the_lock_raises(tmp_path: Path) -> None:
         if after is not None:
             after.wait(10)
         messages = [{"role": "user", "content": question}]
-        client.chat.completions.create(model="gpt-4.1-mini", messages=messages)  # type: ignore[arg-type]
+        client.chat.completions.create(model="gpt-4.1-mini", messages=messages)
         peru_sent.set()
         done.wait(10)
 
@@ -125,3 +131,69 @@ def test_the_other_http_mismatch_shown_is_what_a_replay_raises(
         agent("the dog sat on the mat")
     shown = EXAMPLES["other-http-mismatch"].splitlines()
     assert str(caught.value).splitlines()[: len(shown)] == shown
+
+
+# -- pytest.md: the class guard ----------------------------------------------------------
+
+PINNED_CLASS = """
+import openai
+import pytest
+
+client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0)
+
+
+def search(kind):
+    params = {"type": "object", "properties": {"q": {"type": kind}}}
+    return [{"type": "function", "function": {"name": "search", "parameters": params}}]
+
+
+def ask(system, tools=None):
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "go"}]
+    extra = {} if tools is None else {"tools": tools}
+    client.chat.completions.create(model="gpt-4.1-mini", messages=messages, **extra)
+
+
+@pytest.mark.headerlock_pin
+@pytest.mark.headerlock_wire(script=[{"text": "plan"}, {"text": "done"}])
+def test_pinned(headerlock_wire):
+    ask("You plan.")  # the planner, then the executor: the pin holds both headers
+    ask("You execute.", search("string"))
+
+
+@pytest.mark.headerlock_wire(script=[{"text": "done"}])
+def test_execute(headerlock_wire):
+    ask("You execute.", search("integer"))
+"""
+
+
+def test_the_class_guard_failure_shown_is_what_pytest_prints(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("openai")
+    pytester.makeini("[pytest]\n")
+    pytester.mkpydir("tests")
+    (pytester.path / "tests" / "test_agent.py").write_text(PINNED_CLASS, encoding="utf-8")
+    result = pytester.runpytest_inprocess("--snapshot-update", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    shown = EXAMPLES["class-guard-failure"].splitlines()
+    patterns = [_literal(line).replace("; ...", ";*") for line in shown]
+    result.stdout.fnmatch_lines(patterns, consecutive=True)
+
+
+# -- ci.md: a scenario that no longer matches ----------------------------------------------
+
+
+def test_the_scenario_mismatch_shown_is_what_pytest_prints(pytester: pytest.Pytester) -> None:
+    (ini,) = [b.code for b in docs.blocks() if b.lang == "ini" and "testpaths" in b.code]
+    pytester.makeini(ini)  # the page's own configuration
+    for folder in ("tests", "fixtures"):
+        pytester.mkdir(folder)
+    fixture = docs.ROOT / "fixtures" / "text-turn.yaml"
+    (pytester.path / "fixtures" / "text-turn.yaml").write_bytes(fixture.read_bytes())
+    pytester.runpytest_inprocess("--snapshot-update", "-p", "no:randomly").assert_outcomes(passed=2)
+    recording = pytester.path / "recordings" / "text-turn.yaml"
+    now = "Read a UTF-8 text file from the workspace."
+    assert recording.read_text("utf-8").count(now) == 1
+    recording.write_text(recording.read_text("utf-8").replace(now, "Read a file."), "utf-8")
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=2)  # the scenario, and the guard of its stale pin
+    shown = EXAMPLES["scenario-mismatch"].splitlines()
+    result.stdout.fnmatch_lines([_literal(line) for line in shown], consecutive=True)

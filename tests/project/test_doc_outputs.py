@@ -6,6 +6,7 @@ run's own: timings, hashes of a tmp path)."""
 from __future__ import annotations
 
 import io
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -197,3 +198,81 @@ def test_the_scenario_mismatch_shown_is_what_pytest_prints(pytester: pytest.Pyte
     result.assert_outcomes(failed=2)  # the scenario, and the guard of its stale pin
     shown = EXAMPLES["scenario-mismatch"].splitlines()
     result.stdout.fnmatch_lines([_literal(line) for line in shown], consecutive=True)
+
+
+# -- review.md: a real session -------------------------------------------------------------
+
+
+def _transcript(name: str) -> list[tuple[str, list[str]]]:
+    """A console example as (command, the output lines shown after it)."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in EXAMPLES[name].splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    return steps
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, keys: str) -> str:
+    """Run ``argv`` on a pseudo-terminal, typing each of ``keys`` at a prompt ending in
+    ``> ``; everything it printed, with the terminal's line endings undone."""
+    import select
+    import subprocess
+    import sys
+
+    main_fd, child_fd = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", *argv], cwd=cwd, stdin=child_fd, stdout=child_fd, stderr=child_fd
+    )
+    os.close(child_fd)
+    seen, typed = b"", 0
+    try:
+        while select.select([main_fd], [], [], 60)[0]:
+            try:
+                chunk = os.read(main_fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if seen.endswith(b"> ") and typed < len(keys):
+                os.write(main_fd, keys[typed].encode())
+                typed += 1
+    finally:
+        os.close(main_fd)
+        assert process.wait(60) == 0, seen
+    return seen.decode().replace("\r\n", "\n")
+
+
+def test_the_review_session_shown_is_what_a_user_sees(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("openai")
+    pytester.mkpydir("tests")
+    agent = "@pytest.mark.headerlock_pin\n@pytest.mark.headerlock_wire("
+    test = EXAMPLES["pytest"].replace("@pytest.mark.headerlock_wire(", agent)
+    path = pytester.path / "tests" / "test_agent.py"
+    path.write_text(test, encoding="utf-8")
+    pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=1)
+    changed = '"You are terse. Answer in English."'
+    path.write_text(test.replace('"You are terse."', changed), encoding="utf-8")
+    for command, shown in _transcript("review-session"):
+        argv = command.split()
+        if argv[0] == "pytest":
+            out = pytester.runpytest_inprocess(*argv[1:]).stdout.lines
+            patterns = [re.sub(r" in \d+\.\d+s$", " in *s", _literal(line)) for line in shown]
+            assert fnmatch_all(out, patterns), "\n".join(out)
+        elif argv[1:] == ["review"]:
+            keys = "".join(line[-1] for line in shown if line.endswith("quit > " + line[-1:]))
+            assert _on_a_terminal(["headerlock", "review"], pytester.path, keys) == "\n".join(
+                [*shown, ""]
+            )
+        else:
+            code, out = _cli(*argv[1:])
+            assert out.splitlines() == shown
+            assert code == (1 if "1 pending change" in out else 0)  # the page's exit codes
+
+
+def fnmatch_all(lines: list[str], patterns: list[str]) -> bool:
+    import fnmatch
+
+    return len(lines) == len(patterns) and all(map(fnmatch.fnmatchcase, lines, patterns))

@@ -258,9 +258,9 @@ def test_the_review_session_shown_is_what_a_user_sees(pytester: pytest.Pytester)
     for command, shown in _transcript("review-session"):
         argv = command.split()
         if argv[0] == "pytest":
-            out = pytester.runpytest_inprocess(*argv[1:]).stdout.lines
+            lines = pytester.runpytest_inprocess(*argv[1:]).stdout.lines
             patterns = [re.sub(r" in \d+\.\d+s$", " in *s", _literal(line)) for line in shown]
-            assert fnmatch_all(out, patterns), "\n".join(out)
+            assert fnmatch_all(lines, patterns), "\n".join(lines)
         elif argv[1:] == ["review"]:
             keys = "".join(line[-1] for line in shown if line.endswith("quit > " + line[-1:]))
             assert _on_a_terminal(["headerlock", "review"], pytester.path, keys) == "\n".join(
@@ -276,3 +276,85 @@ def fnmatch_all(lines: list[str], patterns: list[str]) -> bool:
     import fnmatch
 
     return len(lines) == len(patterns) and all(map(fnmatch.fnmatchcase, lines, patterns))
+
+
+# -- order.md: headerlock flakes (fresh processes: slow) -----------------------------------
+
+SET_AGENT = """
+import httpx
+import pytest
+
+NAMES = ["search", "fetch", "summarize", "translate", "classify"]
+TOOLS = {
+    n: {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+    for n in NAMES
+}
+
+
+def agent(names):
+    tools = [TOOLS[n] for n in set(names)]  # the flake: a set's order moves with the hash seed
+    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}],
+            "tools": tools}
+    httpx.post("http://127.0.0.1:9/v1/chat/completions", json=body).raise_for_status()
+
+
+@pytest.mark.headerlock_wire(script=[{"text": "done"}])
+def test_set_tools(headerlock_wire):
+    agent(NAMES)
+"""
+
+SCENARIO = """\
+config: {{model: demo, persona: Be brief.}}
+plugins: [{plugins}]
+steps: [{{prompt: go}}]
+model: [{{text: ok}}]
+"""
+
+
+def _flakes(cwd: Path, command: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    from headerlock.runtime.plugins import subprocess_env
+
+    argv = [sys.executable, "-m", *command.split()]
+    env = {
+        **subprocess_env(),
+        "PYTHONPATH": os.pathsep.join([str(docs.ROOT), str(docs.ROOT / "src")]),
+    }
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout
+
+
+@pytest.mark.slow
+def test_the_flakes_report_on_pytest_tests_shown_is_what_it_prints(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_agent.py").write_text(SET_AGENT, encoding="utf-8")
+    command, shown = EXAMPLES["flakes-tests-command"], EXAMPLES["flakes-tests"]
+    code, out = _flakes(pytester.path, command)
+    assert out.splitlines() == shown.splitlines()
+    assert code == 1  # a flake
+
+
+@pytest.mark.slow
+def test_the_flakes_report_on_scenarios_shown_is_what_it_prints(tmp_path: Path) -> None:
+    clean = [
+        "tests.flaky_plugins:alpha",
+        "tests.flaky_plugins:bravo",
+        "tests.flaky_plugins:charlie",
+    ]
+    (tmp_path / "fixtures").mkdir()
+    for name, extra in (
+        ("clean-turn", []),
+        ("racy-turn", ["registration_order_listener"]),
+        ("seeded-turn", ["hash_seed_section"]),
+    ):
+        plugins = ", ".join([*clean, *(f"tests.flaky_plugins:{p}" for p in extra)])
+        (tmp_path / "fixtures" / f"{name}.yaml").write_text(SCENARIO.format(plugins=plugins))
+    command, shown = EXAMPLES["flakes-scenarios-command"], EXAMPLES["flakes-scenarios"]
+    code, out = _flakes(tmp_path, command)
+    assert out.splitlines() == shown.splitlines()
+    assert code == 1  # a flake

@@ -56,11 +56,12 @@ SHELL = ("sh", "bash", "console")
 CONFIG = ("ini", "toml", "cfg")
 PYPROJECT = tomllib.loads((docs.ROOT / "pyproject.toml").read_text("utf-8"))
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
-TESTS = [
-    path.read_text("utf-8")
-    for path in sorted((docs.ROOT / "tests").rglob("*.py"))
-    if path.name != "docs.py"
+READERS = [
+    text
+    for path in sorted((docs.ROOT / "tests").rglob("test_*.py"))
+    if "examples(" in (text := path.read_text("utf-8"))
 ]
+"""The test files that read marked blocks (``docs.examples(tag)``)."""
 
 
 def _of(*langs: str, tag: str | None = None) -> list[Any]:
@@ -72,7 +73,7 @@ def _of(*langs: str, tag: str | None = None) -> list[Any]:
 
 
 def _read_by_a_test(name: str) -> bool:
-    return any(f'"{name}"' in text or f"'{name}'" in text for text in TESTS)
+    return any(f'"{name}"' in text or f"'{name}'" in text for text in READERS)
 
 
 # -- what a block is -------------------------------------------------------------------
@@ -464,3 +465,31 @@ def test_the_cache_example_reports_the_lock_examples_recording(
     (argv,) = list(_argvs(command.code))
     assert main(argv[1:], out=io.StringIO()) in (0, 1)
     assert (tmp_path / "cache.html").read_text("utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_the_recorder_example_records_replays_and_catches_a_change(
+    pytester: pytest.Pytester,
+) -> None:
+    code = docs.examples("example")["recorder"]
+    pytester.mkpydir("tests")
+    test = pytester.path / "tests" / "test_agent.py"
+    test.write_text(code, encoding="utf-8")
+    pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=1)
+    (stated,) = re.findall(r"# (recordings/\S+)", code)  # where its comment says it goes
+    assert (pytester.path / stated).is_file()
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)
+    test.write_text(code.replace('"Read a file."', '"Read a text file."'), encoding="utf-8")
+    pytester.runpytest_inprocess().assert_outcomes(failed=1)
+
+
+def test_the_permutations_command_passes_on_the_scenario_example(
+    pytester: pytest.Pytester,
+) -> None:
+    (block,) = [b for b in BLOCKS if b.lang == "sh" and "--headerlock-permutations" in b.code]
+    (argv,) = list(_argvs(block.code))
+    pytester.mkdir("fixtures")
+    scenario = docs.examples("example")["scenario"]
+    (pytester.path / "fixtures" / "notes.yaml").write_text(scenario + "\n", encoding="utf-8")
+    pytester.runpytest_inprocess("fixtures", "--snapshot-update").assert_outcomes(passed=2)
+    result = pytester.runpytest_inprocess("fixtures", *argv[1:])
+    result.assert_outcomes(passed=2)  # the scenario under 6 orders, and the guards

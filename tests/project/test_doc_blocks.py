@@ -493,3 +493,55 @@ def test_the_permutations_command_passes_on_the_scenario_example(
     pytester.runpytest_inprocess("fixtures", "--snapshot-update").assert_outcomes(passed=2)
     result = pytester.runpytest_inprocess("fixtures", *argv[1:])
     result.assert_outcomes(passed=2)  # the scenario under 6 orders, and the guards
+
+
+# -- commands in the prose -------------------------------------------------------------
+
+INLINE = re.compile(r"`((?:headerlock|pytest|pip install|python -m pytest) [^`\n]*)`")
+OPTION = re.compile(r"(?<![\w<-])(--?[a-zA-Z][\w-]*)")
+
+
+def inline_problems(text: str, pytest_options: set[str]) -> list[str]:
+    """The commands in ``text``'s inline code (``headerlock review --list``, a usage
+    line such as ``headerlock unused MANIFEST... [--remove]``) that name a command or an
+    option the parser does not have, or an extra ``pyproject.toml`` does not."""
+    commands = _subcommands()
+    top = {o for a in build_parser()._actions for o in a.option_strings}
+    problems = []
+    for span in sorted(set(INLINE.findall(text))):
+        words = span.split()
+        if words[0] == "pip":
+            problems += [f"{span}: {why}" for w in words[2:] if (why := _requirement(w.strip('"')))]
+            continue
+        if words[0] == "headerlock":
+            sub = words[1] if len(words) > 1 and not words[1].startswith("-") else ""
+            if sub and sub not in commands and sub != "COMMAND":
+                problems.append(f"{span}: no command {sub!r}")
+                continue
+            actions = commands[sub]._actions if sub in commands else build_parser()._actions
+            known = {o for a in actions for o in a.option_strings} if sub else top
+        else:
+            known = pytest_options
+        problems += [f"{span}: {o}" for o in OPTION.findall(span) if o not in known]
+    return problems
+
+
+@pytest.fixture
+def pytest_options(pytester: pytest.Pytester) -> set[str]:
+    """Every option of pytest with every installed plugin (headerlock's included)."""
+    config = pytester.parseconfig()
+    return set(config._parser.optparser._option_string_actions)
+
+
+def test_every_command_in_the_prose_names_what_exists(pytest_options: set[str]) -> None:
+    assert not inline_problems(docs.text(), pytest_options)
+
+
+def test_the_prose_check_refuses_what_does_not_exist(pytest_options: set[str]) -> None:
+    text = "`headerlock reveiw --list` `headerlock unused M... [--remov]` `pytest --snapshot-updat`"
+    assert inline_problems(text + ' `pip install "headerlock[wirre]"`', pytest_options) == [
+        "headerlock reveiw --list: no command 'reveiw'",
+        "headerlock unused M... [--remov]: --remov",
+        "pip install \"headerlock[wirre]\": no extra ['wirre'] in pyproject.toml",
+        "pytest --snapshot-updat: --snapshot-updat",
+    ]

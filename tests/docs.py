@@ -1,7 +1,8 @@
 """The project's documentation as the tests read it: the README and every page of the
 docs site (``docs/``). An example is a fenced block right under an HTML comment that
 names it (``<!-- example: lock -->``, ``<!-- recipe: sdk -->``), wherever it lives, so a
-section can move between the README and the site without its test noticing."""
+section can move between the README and the site without its test noticing. ``blocks()``
+is every fenced block, marked or not, for the guard in ``tests/project/test_doc_blocks.py``."""
 
 from __future__ import annotations
 

@@ -1,23 +1,26 @@
 """Every fenced block of the README and the docs site is run or checked, and a block
-nothing checks fails the guard with its page and line.
+nothing checks fails the guard (``test_every_block_is_checked``) naming its page and line.
 
 A block is checked by its language and the marker comment right above it:
 
-- ``python`` marked ``example:``, ``recipe:`` or ``production:``: run by the tests that
-  read it by name (``docs.examples``); ``fragment: why`` (a part of a test or of an
-  agent): compiled, its ``headerlock`` imports and attributes exist, and every other
-  name it uses but does not define is a public name or is named in the reason;
-- ``sh``/``console``: every command line is parsed by the parser that runs it (the
-  ``headerlock`` command's, pytest's with every installed plugin configured, ``pip
-  install`` extras against ``pyproject.toml``); output in a ``console`` or ``text``
-  block is a marked example a test compares with what headerlock prints
-  (``tests/project/test_doc_outputs.py`` and the tests that read it); ``synopsis:``
-  blocks name only the commands and options the parser has;
-- ``ini``/``toml``: loaded as a project's configuration with ``--strict-config`` and
-  configured (headerlock validates its keys' values then);
+- ``python`` marked ``example:``, ``recipe:`` or ``production:``: run by a test that
+  reads it by name (``docs.examples``; the runtime, tool-order, cache and recorder
+  examples here); ``fragment: why`` (a part of a test): compiled, its ``headerlock``
+  imports and attributes exist, and every other name it uses but does not define is
+  public or is named in backticks in the reason;
+- ``sh``/``console``: every command line is parsed by what runs it (the ``headerlock``
+  parser; pytest with every installed plugin, configured, so headerlock's own option
+  checks run; ``pip install`` extras against ``pyproject.toml``); output in a
+  ``console`` or ``text`` block must be a marked example that a test compares with what
+  headerlock prints (``test_doc_outputs.py``); a ``synopsis:`` block names only
+  commands and options the parser has, and every command;
+- ``ini``/``toml``/``cfg``: a project's configuration that pytest loads and headerlock
+  configures (its values validated), with no key pytest or a plugin does not register;
 - ``yaml``: a fixture through the fixture loader, a recording through the recording
   loader, a GitHub workflow parsed and its ``run:`` commands checked as above;
 - ``gitignore``: its patterns match the pending files headerlock writes.
+
+Commands in the prose's inline code (``headerlock review --list``) are checked too.
 """
 
 from __future__ import annotations

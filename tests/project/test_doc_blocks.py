@@ -31,6 +31,7 @@ import asyncio
 import builtins
 import contextlib
 import importlib
+import inspect
 import io
 import re
 import shlex
@@ -383,6 +384,7 @@ def fragment_problems(code: str, reason: str) -> list[str]:
     compile(code, "<fragment>", "exec", flags=FLAGS)
     problems: list[str] = []
     modules: dict[str, ModuleType] = {}
+    functions: dict[str, Any] = {}
     defined = set(dir(builtins))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("headerlock"):
@@ -393,6 +395,8 @@ def fragment_problems(code: str, reason: str) -> list[str]:
                     problems.append(f"{node.module}.{alias.name}")
                 elif isinstance(value, ModuleType):
                     modules[alias.asname or alias.name] = value
+                else:
+                    functions[alias.asname or alias.name] = value
         if isinstance(node, ast.Import | ast.ImportFrom):
             defined.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -409,7 +413,29 @@ def fragment_problems(code: str, reason: str) -> list[str]:
                 problems.append(f"{node.value.id}.{node.attr}")
         if isinstance(node, ast.Name) and node.id not in known and f"`{node.id}`" not in reason:
             problems.append(f"{node.id} (not defined, not public, not in the reason)")
+        if isinstance(node, ast.Call):
+            problems += _keywords(node, functions, modules)
     return sorted(set(problems))
+
+
+def _keywords(
+    call: ast.Call, functions: dict[str, Any], modules: dict[str, ModuleType]
+) -> list[str]:
+    """The keywords of a call to a ``headerlock`` callable that its signature lacks."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        target, shown = functions.get(func.id), func.id
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        target = getattr(modules.get(func.value.id), func.attr, None)
+        shown = f"{func.value.id}.{func.attr}"
+    else:
+        return []
+    if not callable(target):
+        return []
+    parameters = inspect.signature(target).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return []
+    return [f"{shown}({k.arg}=)" for k in call.keywords if k.arg and k.arg not in parameters]
 
 
 @pytest.mark.parametrize("block", _of("python", tag="fragment"))
@@ -422,6 +448,13 @@ def test_the_fragment_check_refuses_a_name_that_moved() -> None:
         "headerlock.agent.AgentAp"
     ]
     assert fragment_problems("from headerlock import wire\nwire.lokc()\n", "") == ["wire.lokc"]
+    assert fragment_problems("from headerlock import wire\nwire.lock(None, mdoe='all')\n", "") == [
+        "wire.lock(mdoe=)"
+    ]
+    called = (
+        "from headerlock.agent import assert_plugin_order_invariant as check\ncheck(max_example=5)"
+    )
+    assert fragment_problems(called, "") == ["check(max_example=)"]
     assert fragment_problems("drive(app)\n", "`drive` is yours") == [
         "app (not defined, not public, not in the reason)"
     ]

@@ -50,6 +50,7 @@ import headerlock.wire
 from headerlock.cli import build_parser, main
 from headerlock.formats.pending import pending_path
 from headerlock.formats.recording import load_recording
+from headerlock.formats.wire_recording import load_wire_recording
 from headerlock.testing.scenario.fixtures import load_scenario
 from tests import docs
 
@@ -91,10 +92,10 @@ def _yaml_kind(code: str) -> str:
         return ""
     if not isinstance(data, dict):
         return ""
-    if "app" in data:
-        return "fixture"
     if data.get("kind") == "wire" or "scenario" in data:
         return "recording"
+    if "app" in data or "steps" in data:
+        return "fixture"
     if "jobs" in data:
         return "workflow"
     return ""
@@ -327,32 +328,52 @@ def test_the_config_check_refuses_a_misspelled_key(pytester: pytest.Pytester) ->
 # -- YAML and ignore files -------------------------------------------------------------
 
 
+def load_yaml_file(code: str, folder: Path) -> Any:
+    """A fixture or recording block loaded, as a file, by the loader headerlock reads
+    such a file with (its one-line error when the block is not of the format)."""
+    data = yaml.safe_load(code)
+    if _yaml_kind(code) == "fixture":
+        path = folder / "fixtures" / "example.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(code + "\n", encoding="utf-8")
+        return load_scenario(path)
+    path = folder / "recordings" / "example.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(code + "\n", encoding="utf-8")
+    return load_wire_recording(path) if data.get("kind") == "wire" else load_recording(path)
+
+
 @pytest.mark.parametrize("block", _of("yaml"))
 def test_every_yaml_block_loads_with_headerlocks_loader(
     block: docs.Block, tmp_path: Path, pytester: pytest.Pytester
 ) -> None:
-    kind = _yaml_kind(block.code)
-    if kind == "fixture":
-        path = tmp_path / "fixtures" / f"{block.name or 'example'}.yaml"
-        path.parent.mkdir()
-        path.write_text(block.code + "\n", encoding="utf-8")
-        assert load_scenario(path).app == yaml.safe_load(block.code)["app"]
-    elif kind == "recording":
-        path = tmp_path / "recording.yaml"
-        path.write_text(block.code + "\n", encoding="utf-8")
-        load_recording(path)
-    else:
-        workflow = yaml.safe_load(block.code)
-        runs = [
-            re.sub(r"\$\{\{[^}]*\}\}", "1", step["run"])
-            for job in workflow["jobs"].values()
-            for step in job["steps"]
-            if "run" in step
-        ]
-        assert runs, f"{block.where}: a workflow with no run step"
-        argvs = [argv for run in runs for argv in _argvs(" ".join(run.split()))]
-        refused = [f"{a}: {why}" for a in argvs if (why := command_problem(a, pytester))]
-        assert not refused
+    if _yaml_kind(block.code) != "workflow":
+        assert load_yaml_file(block.code, tmp_path)
+        return
+    workflow = yaml.safe_load(block.code)
+    runs = [
+        re.sub(r"\$\{\{[^}]*\}\}", "1", step["run"])
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if "run" in step
+    ]
+    assert runs, f"{block.where}: a workflow with no run step"
+    argvs = [argv for run in runs for argv in _argvs(" ".join(run.split()))]
+    refused = [f"{a}: {why}" for a in argvs if (why := command_problem(a, pytester))]
+    assert not refused
+
+
+def test_the_yaml_check_loads_real_files_and_refuses_a_drifted_one(tmp_path: Path) -> None:
+    from headerlock.errors import HeaderlockError
+
+    for name in ("text-turn", "wire-turn"):  # a scenario recording, an app: wire one
+        for folder in ("fixtures", "recordings"):
+            code = (docs.ROOT / folder / f"{name}.yaml").read_text("utf-8")
+            assert _yaml_kind(code) == folder.removesuffix("s"), (folder, name)
+            assert load_yaml_file(code, tmp_path)
+    scenario = docs.examples("example")["scenario"]
+    with pytest.raises(HeaderlockError, match="modle"):
+        load_yaml_file(scenario.replace("model: demo", "modle: demo"), tmp_path)
 
 
 @pytest.mark.parametrize("block", _of("gitignore"))
@@ -497,6 +518,10 @@ def test_the_cache_example_reports_the_lock_examples_recording(
     exec(compile(examples["lock"], "wire.md:lock", "exec"), {"__name__": "docs_lock"})
     exec(compile(examples["cache-api"], "cache.md:cache-api", "exec"), {"__name__": "docs_cache"})
     assert capsys.readouterr().out.startswith("cache report: recordings/agent.yaml (")
+    wire_recording = (tmp_path / "recordings" / "agent.yaml").read_text("utf-8")
+    assert _yaml_kind(wire_recording) == "recording"  # a doc may show one: it would load
+    (tmp_path / "shown").mkdir()
+    assert load_yaml_file(wire_recording, tmp_path / "shown").requests
     (command,) = [b for b in BLOCKS if b.lang == "sh" and "headerlock cache recordings " in b.code]
     (argv,) = list(_argvs(command.code))
     assert main(argv[1:], out=io.StringIO()) in (0, 1)

@@ -58,11 +58,6 @@ ALLOWED_FILES: Final = {
 ALLOWED_CONSTANTS: Final = {
     ("__init__.py", "OpenAICompatAdapter"): "the deprecated top-level name of the runtime's"
     " live adapter (runtime/adapters/openai_compat.py)",
-    ("testing/wire/clients/urllib3_client.py", "botocore"): "botocore sends through urllib3:"
-    " the client module names the library it patches (left: the SigV4 signer patch there"
-    " keeps the secrets a request was signed with)",
-    ("testing/wire/clients/urllib3_client.py", "botocore.auth"): "the signer it patches,"
-    " imported by name when botocore is installed",
     ("agent.py", "OpenAICompatAdapter"): "the runtime facade exports the runtime's adapter",
     ("agent.py", "headerlock.runtime.adapters.openai_compat"): "the runtime facade's module"
     " of that adapter",

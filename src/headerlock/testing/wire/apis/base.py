@@ -262,6 +262,21 @@ def answer_problem(content_type: str | None, body: bytes) -> str | None:
     return f"a body that is not a model API answer ({shown}, {len(body)} bytes)"
 
 
+@dataclass(frozen=True, slots=True)
+class ClientPatch:
+    """A method of a provider's SDK that a lock patches while it is open (what the API
+    needs of its SDK beyond the HTTP client it sends through, e.g. the secrets a request
+    is signed with): ``owner.method`` of the module ``module``, replaced by
+    ``wrap(original)`` and restored after; ``library`` is the SDK as a user knows it
+    (its requests are seen through the HTTP client it sends with)."""
+
+    library: str
+    module: str
+    owner: str
+    method: str
+    wrap: Callable[[Any], Any]
+
+
 LeadingSystem = Callable[[bytes, Span | None, Any], tuple[Any, Any, bytes]]
 """Cuts the system out of the messages: ``(body, messages span, messages)`` to
 ``(system, the other messages, the system's bytes)``."""
@@ -321,6 +336,8 @@ class ModelApi:
     """How its tool list holds its tools (``order_wire_tools`` and tool names)."""
     schema_at: tuple[str, ...] = ("parameters",)
     """The key path of a tool's parameter schema in its definition."""
+    client_patches: tuple[ClientPatch, ...] = ()
+    """The SDK methods a lock patches for it (``clients.sdk_patches`` installs them)."""
     vocabulary: WireVocabulary = NOTHING
     """What the format layer must know of it: the credentials its clients carry, its id
     keys, the volatile fields of its answers (the registry merges every API's)."""

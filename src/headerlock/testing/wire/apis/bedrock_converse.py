@@ -26,10 +26,12 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from headerlock.formats import aws_eventstream
+from headerlock.formats.secrets import add_signing_secrets
 from headerlock.formats.wire_vocabulary import Credentials, TextShape, WireVocabulary
 from headerlock.runtime.wire_tools import ToolShape
 from headerlock.testing.wire.apis.base import (
     JSON,
+    ClientPatch,
     ModelApi,
     Rendered,
     Turn,
@@ -236,6 +238,25 @@ def sigv4_secrets(value: str) -> list[str]:
     return [part for pair in _SIGV4_PART.findall(value) for part in pair if part]
 
 
+def signer(original: Any) -> Any:
+    """botocore's ``SigV4Auth.add_auth``, keeping the credentials it signs with as secrets
+    (the secret key and session token never travel: only their signature does)."""
+
+    def add_auth(self: Any, request: Any) -> Any:
+        credentials = getattr(self, "credentials", None)
+        if credentials is not None:
+            add_signing_secrets(
+                getattr(credentials, name, None) for name in ("access_key", "secret_key", "token")
+            )
+        return original(self, request)
+
+    return add_auth
+
+
+SIGNER: Final = ClientPatch("botocore", "botocore.auth", "SigV4Auth", "add_auth", signer)
+"""botocore sends through urllib3 (``clients.urllib3_client``); its signer is patched too."""
+
+
 VOCABULARY: Final = WireVocabulary(
     Credentials(
         env=(
@@ -260,6 +281,7 @@ API: Final = ModelApi(
     name="bedrock.converse",
     tool_shape=ToolShape("Bedrock", wrapper=TOOL_SPEC, breakpoint=CACHE_POINT),
     vocabulary=VOCABULARY,
+    client_patches=(SIGNER,),
     schema_at=("inputSchema", "json"),
     path_suffixes=(CONVERSE, STREAM),
     messages_key="messages",

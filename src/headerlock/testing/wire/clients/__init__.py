@@ -9,7 +9,10 @@ patching its library's lowest request method while a lock is open, restoring it 
   LangChain, litellm's sync path);
 - ``aiohttp_client``: ``ClientSession._request`` (litellm's async path, the OpenAI SDK's
   ``DefaultAioHttpClient``);
-- ``urllib3_client``: ``HTTPConnectionPool.urlopen`` (``requests``, ``urllib3``, botocore).
+- ``urllib3_client``: ``HTTPConnectionPool.urlopen`` (``requests``, ``urllib3``, botocore);
+- ``sdk_patches``: the SDK methods a registered API declares (``ModelApi.client_patches``,
+  e.g. the Bedrock module's botocore signer, which keeps the secrets a request is
+  signed with).
 
 Adding a client is one module here with ``LIBRARIES``, ``install()`` and ``uninstall()``,
 and one line in ``install.CLIENTS``.

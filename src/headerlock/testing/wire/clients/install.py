@@ -3,8 +3,8 @@
 The first open lock installs every client module (each patches its library, if that
 library is imported already); the last one to close uninstalls them. A client library
 imported while a lock is open is patched right after its own code ran (``late``).
-This module imports the client modules; they import only ``core``, so nothing here
-imports back.
+This module imports the client modules; they import only ``core`` (and
+``sdk_patches`` the API registry), so nothing here imports back.
 """
 
 from __future__ import annotations
@@ -14,11 +14,22 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Final
 
-from headerlock.testing.wire.clients import aiohttp_client, core, httpx_client, urllib3_client
+from headerlock.testing.wire.clients import (
+    aiohttp_client,
+    core,
+    httpx_client,
+    sdk_patches,
+    urllib3_client,
+)
 from headerlock.testing.wire.clients.late import LateImports
 from headerlock.testing.wire.clients.libraries import DEFERRED, imported_only
 
-CLIENTS: Final[tuple[ModuleType, ...]] = (httpx_client, aiohttp_client, urllib3_client)
+CLIENTS: Final[tuple[ModuleType, ...]] = (
+    httpx_client,
+    aiohttp_client,
+    urllib3_client,
+    sdk_patches,
+)
 """The client modules, in the order they are installed."""
 _installed: list[ModuleType] = []
 _late: list[LateImports] = []

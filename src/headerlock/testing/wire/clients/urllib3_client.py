@@ -1,7 +1,7 @@
 """Requests through ``urllib3``: ``HTTPConnectionPool.urlopen``.
 
-``requests``, ``urllib3`` itself (``PoolManager``, ``urllib3.request``) and botocore all
-send through ``HTTPConnectionPool.urlopen`` (``HTTPSConnectionPool`` inherits it). The
+``requests``, ``urllib3`` itself (``PoolManager``, ``urllib3.request``) and SDKs such as
+botocore send through ``HTTPConnectionPool.urlopen`` (``HTTPSConnectionPool`` inherits it). The
 patch builds the full URL from the pool's scheme, host and port (an absolute ``url``,
 as sent to an HTTP proxy, is kept as it is), the headers the caller passed (else the
 pool's), and the body bytes: a file or an iterable body is read whole first and sent on
@@ -21,17 +21,14 @@ from contextlib import contextmanager
 from http import HTTPStatus
 from typing import Any, Final
 
-from headerlock.formats.secrets import add_signing_secrets
 from headerlock.testing.wire import origins
 from headerlock.testing.wire.clients.core import WireAnswer, route, sent_request
 from headerlock.testing.wire.clients.libraries import Patches, find_library
 
-LIBRARIES: Final = ("requests", "urllib3", "botocore")
+LIBRARIES: Final = ("requests", "urllib3")
 _CLIENT: Final = "urllib3"
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _patches = Patches()
-_signers = Patches()
-"""botocore's signer, patched apart (``patched_classes`` lists the ``urlopen`` ones)."""
 _found: dict[str, Any] = {}
 """urllib3 imported by an earlier lock (while it stays imported)."""
 _absent: dict[str, tuple[str, ...]] = {}
@@ -161,40 +158,19 @@ def _wrap(urllib3: Any, original: Any) -> Any:
     return urlopen
 
 
-def _signer(original: Any) -> Any:
-    """botocore's ``SigV4Auth.add_auth``, keeping the credentials it signs with as secrets
-    (the secret key and session token never travel: only their signature does)."""
-
-    def add_auth(self: Any, request: Any) -> Any:
-        credentials = getattr(self, "credentials", None)
-        if credentials is not None:
-            add_signing_secrets(
-                getattr(credentials, name, None) for name in ("access_key", "secret_key", "token")
-            )
-        return original(self, request)
-
-    return add_auth
-
-
 def install() -> None:
-    """Patch ``HTTPConnectionPool.urlopen`` when urllib3 is installed, and botocore's
-    SigV4 signer when botocore is (its credentials are secrets)."""
+    """Patch ``HTTPConnectionPool.urlopen`` when urllib3 is installed (an SDK that sends
+    through it, e.g. botocore, is seen through it; what its API needs of the SDK itself
+    is ``sdk_patches``')."""
     urllib3 = find_library("urllib3", _found, _absent, "connectionpool")
-    try:  # botocore.auth itself, so that its own import (late) patches it
-        auth = find_library("botocore.auth", _found, _absent)
-    except ImportError:  # botocore is not installed
-        auth = None
     if urllib3 is not None:
         pool = urllib3.connectionpool.HTTPConnectionPool
         _patches.patch(pool, "urlopen", lambda original: _wrap(urllib3, original))
-    if urllib3 is not None and auth is not None:
-        _signers.patch(auth.SigV4Auth, "add_auth", _signer)
 
 
 def uninstall() -> None:
-    """Restore ``HTTPConnectionPool.urlopen`` and botocore's signer."""
+    """Restore ``HTTPConnectionPool.urlopen``."""
     _patches.restore()
-    _signers.restore()
 
 
 def patched_classes() -> list[type[Any]]:

@@ -21,10 +21,11 @@ from headerlock.formats import vocabulary_source as _vocabulary_source
 
 
 def _every_api() -> _typing.Any:
-    """What every registered model API hands the format layer (loaded on first use)."""
-    from headerlock.testing.wire.apis import VOCABULARY
+    """What every registered model API hands the format layer (the registry loaded on first
+    use; asked again each time, so a registry that changed is seen)."""
+    from headerlock.testing.wire.apis import vocabulary
 
-    return VOCABULARY
+    return vocabulary()
 
 
 _vocabulary_source.provide(_every_api)

@@ -76,7 +76,7 @@ def test_every_api_module_is_registered_once() -> None:
     modules = sorted({m.name for m in pkgutil.iter_modules(apis.__path__)} - BASE_MODULES)
     declared = [importlib.import_module(f"{apis.__name__}.{name}").API for name in modules]
     assert sorted(id(m) for m in declared) == sorted(id(m) for m in REGISTERED)
-    assert tuple(sorted(m.name for m in REGISTERED)) == NAMES
+    assert tuple(sorted(m.name for m in REGISTERED)) == tuple(NAMES)
     assert len(set(NAMES)) == len(REGISTERED) == len(BODIES)
 
 

@@ -3,10 +3,11 @@ keys of their ids and the volatile fields of their answers.
 
 The format layer scrubs, tokenizes and normalizes by these values and never names a
 provider. Each API module declares its own ``WireVocabulary``; the registry
-(``headerlock.testing.wire.apis.VOCABULARY``) merges them, and the package root
+(``headerlock.testing.wire.apis.vocabulary``) merges them, and the package root
 (``headerlock/__init__.py``) installs it as this module's source
-(``vocabulary_source.provide``): it is loaded on first use, so every path that scrubs
-sees every API's credentials, whichever modules it imported. Nothing is ever scrubbed
+(``vocabulary_source.provide``): it is loaded on first use and asked on every use (the
+registry keeps the merge until its list changes), so every path that scrubs sees every
+registered API's credentials, whichever modules it imported. Nothing is ever scrubbed
 with less: without a source, ``vocabulary`` raises.
 """
 
@@ -108,23 +109,24 @@ def merge(vocabularies: Iterable[WireVocabulary]) -> WireVocabulary:
     )
 
 
-_loaded: list[tuple[Callable[[], Any], WireVocabulary]] = []
+_loaded: list[Callable[[], Any]] = []
+"""The source called once already (its first call, which loads the registry, is guarded)."""
 _guard = threading.RLock()
 
 
 def vocabulary() -> WireVocabulary:
-    """The vocabulary of every registered model API (loaded once from the installed
-    source, ``vocabulary_source``, on first use)."""
+    """The vocabulary of every registered model API (from the installed source,
+    ``vocabulary_source``, asked each time: a registry that changed is seen)."""
     sources = vocabulary_source.SOURCES
-    loaded = _loaded[0] if _loaded else None
-    if loaded is not None and sources and loaded[0] is sources[0]:
-        return loaded[1]
-    with _guard:
-        if not sources:
-            raise RuntimeError("no model API vocabulary was provided (headerlock/__init__)")
-        if not _loaded or _loaded[0][0] is not sources[0]:
-            found = sources[0]()
-            if not isinstance(found, WireVocabulary):
-                raise TypeError(f"the vocabulary source gave {type(found).__name__}")
-            _loaded[:] = [(sources[0], found)]
-        return _loaded[0][1]
+    if not sources:
+        raise RuntimeError("no model API vocabulary was provided (headerlock/__init__)")
+    source = sources[0]
+    if _loaded and _loaded[0] is source:
+        found = source()
+    else:
+        with _guard:
+            found = source()
+            _loaded[:] = [source]
+    if not isinstance(found, WireVocabulary):
+        raise TypeError(f"the vocabulary source gave {type(found).__name__}")
+    return found

@@ -22,12 +22,13 @@ from dataclasses import replace
 
 from headerlock.errors import ConfigError
 from headerlock.formats.wire_ignore import PREFIX_ROOTS, IgnorePath, ignore_in, parse_ignores
-from headerlock.testing.wire.apis import REGISTERED, Split
+from headerlock.testing.wire import apis
+from headerlock.testing.wire.apis import Split
 
-CACHE_KEYS: frozenset[str] = frozenset(
-    {"model", *(rule.key for api in REGISTERED for rule in api.cache.keyed)}
-)
-"""Config keys that key some provider's prompt cache (the model among them)."""
+
+def cache_keys() -> frozenset[str]:
+    """Config keys that key some registered provider's prompt cache (the model among them)."""
+    return frozenset({"model", *(rule.key for api in apis.REGISTERED for rule in api.cache.keyed)})
 
 
 def header_notice(path: IgnorePath) -> str | None:
@@ -36,8 +37,8 @@ def header_notice(path: IgnorePath) -> str | None:
     first = path.steps[0] if path.steps else None
     if path.root == "config":
         if first is None or first[0] == "keys":
-            what = f"every config key (the model and {', '.join(sorted(CACHE_KEYS - {'model'}))})"
-        elif first[1] in CACHE_KEYS:
+            what = f"every config key (the model and {', '.join(sorted(cache_keys() - {'model'}))})"
+        elif first[1] in cache_keys():
             what = "the model" if first[1] == "model" else f"config key {first[1]}"
             what += " (it keys the provider's prompt cache)"
         else:

@@ -9,13 +9,10 @@ test dependency, no HTTP client.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
-from headerlock.runtime.wire_tools import ToolShape, order_shaped_tools, tool_name
-from headerlock.testing.wire.apis import REGISTERED
-
-SHAPES: Final[tuple[ToolShape, ...]] = tuple(api.tool_shape for api in REGISTERED)
-"""The tool shape of every registered API, in the registry's order."""
+from headerlock.runtime.wire_tools import order_shaped_tools, tool_name
+from headerlock.testing.wire.apis import tool_shapes
 
 
 def wire_tool_name(
@@ -23,7 +20,7 @@ def wire_tool_name(
 ) -> str:
     """The name of one tool on the wire, in any registered API's shape (see
     ``runtime.wire_tools.tool_name``)."""
-    return tool_name(tool, SHAPES, index, strict=strict, where=where)
+    return tool_name(tool, tool_shapes(), index, strict=strict, where=where)
 
 
 def order_wire_tools(
@@ -49,4 +46,4 @@ def order_wire_tools(
     ``toolSpec`` name; a ``{"cachePoint": ...}`` entry is no tool and keeps its index
     in the list (one at the end stays at the end), the tools fill the other places.
     """
-    return order_shaped_tools(tools, SHAPES, tool_order, known_names=known_names)
+    return order_shaped_tools(tools, tool_shapes(), tool_order, known_names=known_names)

@@ -11,6 +11,7 @@ naming the segment once, and a changed ``user-agent`` does not.
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 import anthropic  # noqa: F401  (imported once: in-process runs reuse the SDKs)
@@ -319,3 +320,28 @@ def test_a_recording_from_before_header_locks_fails_with_the_command_that_adds_t
         passed=1
     )
     project.runpytest_inprocess("tests/test_legacy.py").assert_outcomes(passed=1)
+
+
+def test_the_lock_follows_every_change_of_its_recordings(tmp_path: Any) -> None:
+    """The ids each recording refers to are read once per version of the file (merging
+    the lock after every test read every recording again: quadratic), and a replaced,
+    edited, removed or added recording is read again."""
+    from headerlock.formats.header_lock import references_in
+
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    one.write_text('requests:\n- method: POST\n  header: "aaaaaaaaaaaa"\n', encoding="utf-8")
+    assert references_in(tmp_path) == {"aaaaaaaaaaaa"}
+    replaced = tmp_path / "one.yaml.tmp"
+    replaced.write_text('requests:\n- method: POST\n  header: "bbbbbbbbbbbb"\n', encoding="utf-8")
+    replaced.replace(one)  # as atomic writes do: a new file of the same size
+    assert references_in(tmp_path) == {"bbbbbbbbbbbb"}
+    with one.open("r+", encoding="utf-8") as edited:  # in place, same size
+        edited.seek(len('requests:\n- method: POST\n  header: "'))
+        edited.write("cccccccccccc")
+    later = one.stat().st_mtime_ns + 1_000_000_000  # an edit a moment later (the clock
+    os.utime(one, ns=(later, later))  # ticks coarser than this test runs)
+    assert references_in(tmp_path) == {"cccccccccccc"}
+    two.write_text('requests:\n- method: POST\n  header: "dddddddddddd"\n', encoding="utf-8")
+    assert references_in(tmp_path) == {"cccccccccccc", "dddddddddddd"}
+    one.unlink()
+    assert references_in(tmp_path) == {"dddddddddddd"}

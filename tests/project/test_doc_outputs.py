@@ -245,8 +245,12 @@ def _on_a_terminal(argv: list[str], cwd: Path, keys: str) -> str:
     return seen.decode().replace("\r\n", "\n")
 
 
-def test_the_review_session_shown_is_what_a_user_sees(pytester: pytest.Pytester) -> None:
+def test_the_review_session_shown_is_what_a_user_sees(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("openai")
+    for name in ("CI", "BUILD_NUMBER"):  # on CI pytest prints whole summary lines
+        monkeypatch.delenv(name, raising=False)
     pytester.mkpydir("tests")
     agent = "@pytest.mark.headerlock_pin\n@pytest.mark.headerlock_wire("
     test = EXAMPLES["pytest"].replace("@pytest.mark.headerlock_wire(", agent)

@@ -24,7 +24,9 @@ concurrent sessions merge into it one at a time; every write is atomic.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -198,20 +200,44 @@ def referenced_ids(text: str) -> list[str]:
     return _REFERENCE.findall(text) + _SCENARIO_REFERENCE.findall(text)
 
 
+_READ: dict[str, tuple[tuple[int, int, int, int], tuple[str, ...]]] = {}
+"""Each recording's ids as last read, by its file's identity (inode, size, mtime, ctime):
+a session merges its lock after every test, and reading every recording again each
+time made recording a module quadratic. A file replaced (atomic writes rename a new
+inode in) or edited in place is read again."""
+
+
+def _ids_of(entry: os.DirEntry[str]) -> tuple[str, ...]:
+    """The ids the recording at ``entry`` refers to (none when it is not a file)."""
+    try:
+        info = entry.stat()
+    except OSError:
+        return ()
+    if not stat.S_ISREG(info.st_mode):
+        return ()
+    identity = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _READ.get(entry.path)
+    if known is not None and known[0] == identity:
+        return known[1]
+    try:
+        with open(entry.path, encoding="utf-8") as file:
+            ids = tuple(referenced_ids(file.read()))
+    except (OSError, UnicodeDecodeError):
+        return ()
+    _READ[entry.path] = (identity, ids)
+    return ids
+
+
 def references_in(directory: Path) -> set[str]:
     """The header ids every wire recording in ``directory`` refers to."""
     found: set[str] = set()
     try:
-        entries = sorted(directory.iterdir())
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".yaml") and entry.name != LOCK_NAME:
+                    found.update(_ids_of(entry))
     except OSError:
-        return found
-    for entry in entries:
-        if entry.suffix != ".yaml" or is_lock_file(entry) or not entry.is_file():
-            continue
-        try:
-            found.update(referenced_ids(entry.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
+        pass
     return found
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -32,6 +33,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if is_in_ci() el
 # user-like projects the tests lay out): the suite's output carries no such warning.
 CHILD_ADDOPTS = "-p no:cassetter -o asyncio_default_fixture_loop_scope=function"
 os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {CHILD_ADDOPTS}".strip()
+
+# The Ctrl-C tests send SIGINT to the processes they start. A shell that runs the suite
+# in the background without job control (``.ci/run &``) starts it with SIGINT ignored,
+# and an ignored signal stays ignored in every child: Ctrl-C would reach none of them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # In-process pytester runs drop the modules first imported inside them. httpx2 maps
 # httpcore2's exceptions through classes it caches on first use: were httpcore2 first

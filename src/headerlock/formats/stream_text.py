@@ -8,10 +8,10 @@ without parsing or encoding an event::
     [event: <name> ][id: <id> ]data: <data>
 
 (``data:`` alone when the data is empty). ``<name>`` and ``<id>`` hold no white space;
-``<data>`` is the event's data on one
-line: compact JSON with sorted keys (characters YAML cannot keep in a literal block escaped as
-``\\uXXXX``, the same JSON) or, when it is not JSON, its text. The text is written
-once, at record time, from the events already scrubbed and id-tokenized; a stream
+``<data>`` is the event's data on one line: compact JSON with sorted keys (characters
+YAML cannot keep in a literal block escaped as JSON ``\\u`` escapes of four hex
+digits, the same JSON) or, when it is not JSON, its text. The text is written once,
+at record time, from the events already scrubbed and id-tokenized; a stream
 with an event that has no such line (a multi-line text event, a name with a space)
 is kept as a list of ``events`` instead. Serving SSE rewrites the whole text at once
 (``sse_text``); the binary framing frames each line's data as it stands

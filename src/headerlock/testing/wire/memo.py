@@ -102,18 +102,7 @@ class MessageMemo:
         ``request_key``. ``split`` is of ``body``, with no ignore rule applied."""
         ids = IdTokens()
         found = self._messages(split, body, scrubber, ids)
-        if found is None:
-            entry = build_entry(
-                split,
-                path,
-                pinned=pinned,
-                scrubber=scrubber,
-                ids=ids,
-                response=response,
-                header=header,
-            )
-            return entry, request_key(entry)
-        values, texts = found
+        known = {} if found is None else {"messages": found[0]}
         entry = build_entry(
             split,
             path,
@@ -121,10 +110,10 @@ class MessageMemo:
             scrubber=scrubber,
             ids=ids,
             response=response,
-            messages=values,
             header=header,
+            **known,
         )
-        return entry, request_key(entry, texts)
+        return entry, request_key(entry, None if found is None else found[1])
 
     def _messages(
         self, split: Split, body: bytes, scrubber: Scrubber, ids: IdTokens

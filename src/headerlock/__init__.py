@@ -19,13 +19,17 @@ import typing as _typing
 from headerlock._facade import facade as _facade
 from headerlock.formats import vocabulary_source as _vocabulary_source
 
+_registry_vocabulary: list[_typing.Callable[[], _typing.Any]] = []
+
 
 def _every_api() -> _typing.Any:
     """What every registered model API hands the format layer (the registry loaded on first
     use; asked again each time, so a registry that changed is seen)."""
-    from headerlock.testing.wire.apis import vocabulary
+    if not _registry_vocabulary:
+        from headerlock.testing.wire.apis import vocabulary
 
-    return vocabulary()
+        _registry_vocabulary.append(vocabulary)
+    return _registry_vocabulary[0]()
 
 
 _vocabulary_source.provide(_every_api)

@@ -28,6 +28,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit
 
@@ -42,12 +43,31 @@ OWN: Final = Credentials(
 
 def credentials() -> Credentials:
     """headerlock's own credentials, then every registered model API's."""
-    return _known(vocabulary().credentials)
+    return _known().credentials
 
 
-@functools.lru_cache(maxsize=4)
-def _known(declared: Credentials) -> Credentials:
-    return Credentials(
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What one registry's declared credentials give (``credentials`` and the names,
+    hints and pattern derived from them), kept while the registry hands the same object:
+    every scrubbed string asks, so this is found by identity, not rebuilt or hashed."""
+
+    declared: Credentials
+    credentials: Credentials
+    names: dict[str, bool]
+    hints: tuple[str, ...]
+    key_shape: re.Pattern[str]
+
+
+_held: list[_Known] = []
+
+
+def _known() -> _Known:
+    declared = vocabulary().credentials
+    held = _held[0] if _held else None
+    if held is not None and held.declared is declared:
+        return held
+    known = Credentials(
         env=tuple(dict.fromkeys((*OWN.env, *declared.env))),
         url_env=tuple(dict.fromkeys((*OWN.url_env, *declared.url_env))),
         headers=tuple(dict.fromkeys((*OWN.headers, *declared.headers))),
@@ -55,6 +75,10 @@ def _known(declared: Credentials) -> Credentials:
         text_shapes=declared.text_shapes,
         header_parts=declared.header_parts,
     )
+    hints = tuple(dict.fromkeys(hint for shape in known.text_shapes for hint in shape.hints))
+    fresh = _Known(declared, known, {}, hints, _key_shape(known.key_shapes))
+    _held[:] = [fresh]
+    return fresh
 
 
 REDACT_ENV_VAR: Final = "HEADERLOCK_REDACT_ENV"
@@ -141,14 +165,22 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(secret_env(environ))
 
 
+MAX_NAMES_KEPT: Final = 4096
+"""Header and parameter names whose verdict ``is_credential_name`` keeps."""
 CREDENTIAL_WORDS: Final = ("key", "token", "secret", "auth", "sig", "password")
 """A header or query parameter whose name holds one of these carries a credential."""
 
 
 def is_credential_name(name: str) -> bool:
     """Whether a header or query parameter named ``name`` carries a credential."""
-    lowered = name.lower()
-    return lowered in credentials().headers or any(word in lowered for word in CREDENTIAL_WORDS)
+    names = _known().names
+    found = names.get(name)
+    if found is None:
+        lowered = name.lower()
+        found = lowered in credentials().headers or any(w in lowered for w in CREDENTIAL_WORDS)
+        if len(names) < MAX_NAMES_KEPT:
+            names[name] = found
+    return found
 
 
 def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
@@ -184,7 +216,10 @@ def shaped_secrets(text: str) -> list[str]:
     """The keys an API declares by their shape (``Credentials.text_shapes``: an AWS access
     key id) in any text."""
     found: list[str] = []
-    for shape in credentials().text_shapes:
+    known = _known()
+    if not any(hint in text for hint in known.hints):
+        return found
+    for shape in known.credentials.text_shapes:
         if any(hint in text for hint in shape.hints):
             found += _pattern(shape.pattern).findall(text)
     return found
@@ -192,7 +227,7 @@ def shaped_secrets(text: str) -> list[str]:
 
 def may_hold_shaped(text: str) -> bool:
     """Whether ``text`` holds a hint of a key shape (else ``shaped_secrets`` finds none)."""
-    return any(hint in text for shape in credentials().text_shapes for hint in shape.hints)
+    return any(hint in text for hint in _known().hints)
 
 
 @functools.lru_cache(maxsize=64)
@@ -210,7 +245,7 @@ def _key_shape(shapes: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
 def key_shapes(text: str) -> list[str]:
     """The values in ``text`` shaped like a well-known API key (``Credentials.key_shapes``
     of every API)."""
-    return _key_shape(credentials().key_shapes).findall(text)
+    return _known().key_shape.findall(text)
 
 
 def url_secrets(url: str) -> list[str]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from headerlock.errors import ConfigError
-from headerlock.formats.header_lock import LOCK_NAME, load_lock
+from headerlock.formats.file_memo import FileMemo
+from headerlock.formats.header_lock import LOCK_NAME, HeaderLock, load_lock
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.wire.apis import ModelApi, Split
@@ -102,4 +103,9 @@ def locked(path: Path, recording: WireRecording, lock: Path | None) -> dict[str,
             " which does not exist; re-record it",
             key="header",
         )
-    return dict(load_lock(where).headers)
+    return dict(_LOCKS.get(where, lambda: load_lock(where)).headers)
+
+
+_LOCKS: FileMemo[HeaderLock] = FileMemo(size=16)
+"""Header locks read by earlier locks (every test of a directory replays against one),
+while their files stay the same."""

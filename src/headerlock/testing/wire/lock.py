@@ -28,6 +28,7 @@ from headerlock.errors import (
     RecordingRunError,
     WireMismatch,
 )
+from headerlock.formats.file_memo import FileMemo
 from headerlock.formats.header_lock import (
     LOCK_NAME,
     exclusive,
@@ -381,29 +382,14 @@ def pending_line(path: Path) -> str:
     )
 
 
-_LOADED_MAX: Final = 64
-_loaded: dict[str, tuple[tuple[int, int, int, int], WireRecording]] = {}
-"""Recordings read by earlier locks, with the file's identity when read."""
+_RECORDINGS: Final[FileMemo[WireRecording]] = FileMemo()
+"""Recordings read by earlier locks, while their files stay the same."""
 
 
 def _load(path: Path) -> WireRecording:
     """``load_wire_recording(path)``, read again only when the file changed (a recording
     replayed by several locks, as a wire scenario's runs do, is parsed once)."""
-    try:
-        info = path.stat()
-    except OSError:
-        return load_wire_recording(path, apis=NAMES)  # its own error
-    stamp = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-    key = os.fspath(path)
-    cached = _loaded.get(key)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    recording = load_wire_recording(path, apis=NAMES)
-    _loaded.pop(key, None)
-    if len(_loaded) >= _LOADED_MAX:
-        del _loaded[next(iter(_loaded))]
-    _loaded[key] = (stamp, recording)
-    return recording
+    return _RECORDINGS.get(path, lambda: load_wire_recording(path, apis=NAMES))
 
 
 def _previous(path: Path) -> WireRecording | None:

@@ -225,6 +225,11 @@ def shaped_secrets(text: str) -> list[str]:
     return found
 
 
+def shape_hints() -> tuple[str, ...]:
+    """Every hint of every key shape (``Credentials.text_shapes``) of the registry."""
+    return _known().hints
+
+
 def may_hold_shaped(text: str) -> bool:
     """Whether ``text`` holds a hint of a key shape (else ``shaped_secrets`` finds none)."""
     return any(hint in text for hint in _known().hints)

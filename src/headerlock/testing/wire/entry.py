@@ -33,11 +33,11 @@ def build_entry(
     config's ids), when the caller has them (``memo.MessageMemo``). ``header``: the
     request's locked header (unpinned only): the entry keeps its id, not its config
     keys or tool names."""
-    config = scrubber.data(ids.config(split.config))
+    config = scrubber.json_data(ids.config(split.config))
     if header is not None:
         config = {k: v for k, v in config.items() if k not in header.config_keys}
     if messages is _UNSET:
-        messages = scrubber.data(ids.messages(split.messages))
+        messages = scrubber.json_data(ids.messages(split.messages))
     if pinned:
         system, tools = scrubber.data(split.system), scrubber.data(split.tools)
         prefix: WirePrefix | None = WirePrefix(

@@ -187,6 +187,6 @@ def _scrubbed(
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
     if done is None:
-        value = scrubber.data(ids.messages(message))
+        value = scrubber.json_data(ids.messages(message))
         done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done

@@ -105,15 +105,15 @@ def request_header(
     config = api.cache.keyed_config(split.config, api.model_of(path, split.config))
     data: dict[str, Any] = {
         "api": api.name,
-        "config": scrubber.data(config),
-        "system": scrubber.data(split.system),
-        "tools": scrubber.data(split.tools),
+        "config": scrubber.json_data(config),
+        "system": scrubber.json_data(split.system),
+        "tools": scrubber.json_data(split.tools),
     }
     http = _http(headers, rules.names(api))
     if http:
-        data["http"] = scrubber.data(http)
+        data["http"] = scrubber.json_data(http)
     params = _query(query, api.unlocked_query)
     if params:
-        data["query"] = scrubber.data(params)
+        data["query"] = scrubber.json_data(params)
     keys = frozenset(k for k in config if k in split.config)
     return LockedHeader(header_id(data), data, keys)

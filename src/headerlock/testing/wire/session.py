@@ -15,6 +15,7 @@ only lets other traffic to those hosts pass, untouched and unrecorded.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
@@ -490,9 +491,18 @@ def _http_error(message: str) -> WireAnswer:
     return WireAnswer(400, JSON, json.dumps(body, ensure_ascii=False).encode())
 
 
-def _credentials(sent: SentRequest) -> list[str]:
+def _credentials(sent: SentRequest) -> tuple[str, ...]:
     """The secrets ``sent`` carries: its credential headers' values and its URL's
     credentials (userinfo, credential query values, well-known key shapes in the path
     or query: ``secrets.url_secrets``) and those an AWS request was signed with,
     wherever they reappear."""
-    return [*header_secrets(sent.headers), *url_secrets(sent.url), *signing_secrets()]
+    return _credentials_of(tuple(sent.headers), sent.url, signing_secrets())
+
+
+@functools.lru_cache(maxsize=64)
+def _credentials_of(
+    headers: tuple[tuple[str, str], ...], url: str, signing: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``_credentials`` of these headers and URL: found once, not for every request and
+    again when the lock closes (an agent sends the same credentials every time)."""
+    return (*header_secrets(headers), *url_secrets(url), *signing)

@@ -83,6 +83,34 @@ def _scan_end(raw: bytes, i: int) -> int:
 
 def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
     """Byte spans of the values of the JSON object at ``start`` (last duplicate wins)."""
+    return _members(raw, start, strict=False)
+
+
+class DuplicateMember(ValueError):
+    """The top-level object holds ``key`` twice (``body_members``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in the object")
+        self.key = key
+
+
+def body_members(raw: bytes) -> dict[str, Span]:
+    """Byte spans of the values of the JSON object that is the whole of ``raw``, checked:
+    a colon after each key, a comma or the closing brace after each value, nothing but
+    white space after it, no key twice (``DuplicateMember``); ``ValueError`` otherwise.
+    The values themselves are not checked (each is parsed on its own)."""
+    return _members(raw, 0, strict=True)
+
+
+_RECENT: dict[str, bytes] = {}
+"""The bytes of the last long container value seen under each member name: an agent
+sends the same tools and system with every request, and finding their end again by
+scanning costs more than the rest of the request (a value ends where its bytes do)."""
+_RECENT_MIN: Final = 256
+_RECENT_NAMES: Final = 64
+
+
+def _members(raw: bytes, start: int, *, strict: bool) -> dict[str, Span]:
     spans: dict[str, Span] = {}
     text = raw.decode("latin-1")
     i = _skip(raw, start)
@@ -92,13 +120,39 @@ def object_members(raw: bytes, start: int = 0) -> dict[str, Span]:
     while raw[i : i + 1] == b'"':
         key_end = _string_end(raw, i)
         key = json.loads(raw[i:key_end])
-        i = _skip(raw, _skip(raw, key_end) + 1)  # past the colon
-        end = value_end(raw, i, text)
+        if strict and key in spans:
+            raise DuplicateMember(key)
+        colon = _skip(raw, key_end)
+        if strict and raw[colon : colon + 1] != b":":
+            raise ValueError(f"expected ':' after the key {key!r}")
+        i = _skip(raw, colon + 1)
+        end = _end(raw, text, i, key)
         spans[key] = (i, end)
         i = _skip(raw, end)
         if raw[i : i + 1] == b",":
             i = _skip(raw, i + 1)
+            if strict and raw[i : i + 1] != b'"':
+                raise ValueError("expected a key after ','")
+        elif strict and raw[i : i + 1] != b"}":
+            raise ValueError(f"expected ',' or '}}' after the value of {key!r}")
+    if strict and (raw[i : i + 1] != b"}" or _skip(raw, i + 1) != len(raw)):
+        raise ValueError("expected the end of the object")
     return spans
+
+
+def _end(raw: bytes, text: str, i: int, key: str) -> int:
+    """The end of the value at ``raw[i]``, a member named ``key``; a long container's
+    bytes are remembered under ``key``, and when they come again they are not scanned
+    (a complete container ends with its closing bracket)."""
+    if raw[i : i + 1] not in (b"{", b"["):
+        return value_end(raw, i, text)
+    recent = _RECENT.get(key)
+    if recent is not None and raw.startswith(recent, i):
+        return i + len(recent)
+    end = value_end(raw, i, text)
+    if end - i >= _RECENT_MIN and (key in _RECENT or len(_RECENT) < _RECENT_NAMES):
+        _RECENT[key] = raw[i:end]
+    return end
 
 
 def array_elements(raw: bytes, start: int = 0, limit: int | None = None) -> list[Span]:

@@ -22,7 +22,13 @@ from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
-from headerlock.testing.wire.spans import Span, array_elements, object_members
+from headerlock.testing.wire.spans import (
+    DuplicateMember,
+    Span,
+    array_elements,
+    body_members,
+    object_members,
+)
 
 if TYPE_CHECKING:  # the runtime's LLM service (asyncio) is no import of order_wire_tools
     from headerlock.runtime.adapters.scripted import Reply
@@ -248,6 +254,52 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+_PARSED: dict[str, tuple[bytes, Any]] = {}
+"""The last long value parsed under each member name, with its bytes: an agent sends the
+same tools and system with every request, and they are parsed (and checked for duplicate
+keys) once. The values are shared by the splits that hold them, which only read them."""
+_PARSED_MIN: Final = 1024
+_PARSED_NAMES: Final = 64
+
+
+def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
+    """The request body's members (``spans``: ``body_members``) parsed, in the order
+    sent; ``ValueError`` when one is not JSON, ``DuplicateKeyError`` when an object in
+    one holds a key twice."""
+    data: dict[str, Any] = {}
+    for key, (start, end) in spans.items():
+        raw = body[start:end]
+        if end - start < _PARSED_MIN:
+            data[key] = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+            continue
+        held = _PARSED.get(key)
+        if held is not None and held[0] == raw:
+            data[key] = held[1]
+            continue
+        value = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+        if key in _PARSED or len(_PARSED) < _PARSED_NAMES:
+            _PARSED[key] = (raw, value)
+        data[key] = value
+    return data
+
+
+_NAMED: dict[str, tuple[Any, list[str]]] = {}
+"""Per API, the last long tool list named and its names (the list is held here, so a
+list ``_member_values`` shares is named once)."""
+
+
+def _names_of(api: ModelApi, tools: Any) -> list[str]:
+    """``api.tool_names(tools)``, found once per shared tool list."""
+    held = _NAMED.get(api.name)
+    if held is not None and held[0] is tools:
+        return list(held[1])
+    names = api.tool_names(tools)
+    if isinstance(tools, list) and len(tools) > 8:
+        _NAMED[api.name] = (tools, names)
+        return list(names)
+    return names
+
+
 def answer_problem(content_type: str | None, body: bytes) -> str | None:
     """Why a successful answer to a model request is not one a model API gives (``None``:
     it is): the APIs answer JSON data (an object, or a list of them for a stream that
@@ -386,10 +438,11 @@ class ModelApi:
     def split(self, body: bytes) -> Split:
         """Split a request body; ``ValueError`` when it is not a JSON object
         (``DuplicateKeyError`` when an object in it holds a key twice)."""
-        data = json.loads(body, object_pairs_hook=_unique_keys)
-        if not isinstance(data, dict):
-            raise ValueError("the request body is not a JSON object")
-        spans = object_members(body)
+        try:
+            spans = body_members(body)
+        except DuplicateMember as error:
+            raise DuplicateKeyError(error.key) from None
+        data = _member_values(body, spans)
         tools, tools_raw = self._tools(body, data, spans)
         messages = data.get(self.messages_key)
         system_key = next((k for k in self.system_keys if k in data), None)
@@ -408,7 +461,7 @@ class ModelApi:
             if rest:  # e.g. Bedrock's toolConfig.toolChoice
                 config[self.tools_at[0]] = rest
         config = self.volatile.drop(config)
-        names = self.tool_names(tools)
+        names = _names_of(self, tools)
         at = spans[self.messages_key][0] if self.messages_key in spans else None
         return Split(self, config, system, tools, messages, tools_raw, system_raw, names, at)
 

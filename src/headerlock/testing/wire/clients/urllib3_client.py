@@ -14,6 +14,7 @@ of that one request, not requests of their own.
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import io
 from collections.abc import Iterator, Mapping
@@ -121,8 +122,14 @@ def _arguments(signature: inspect.Signature, *args: Any, **kwargs: Any) -> dict[
     return {**named, **extra}
 
 
+@functools.lru_cache(maxsize=8)
+def _signature(original: Any) -> inspect.Signature:
+    """``original``'s signature, read once (every lock installs the patch again)."""
+    return inspect.signature(original)
+
+
 def _wrap(urllib3: Any, original: Any) -> Any:
-    signature = inspect.signature(original)
+    signature = _signature(original)
 
     def urlopen(self: Any, *args: Any, **kwargs: Any) -> Any:
         if _inside.get():

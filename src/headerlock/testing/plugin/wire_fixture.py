@@ -273,11 +273,11 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     header_class = classes_of(item.config).class_of(item)
     if len(header_class.pins) > 1:
         raise ConfigError(pins_message(header_class), key="headerlock_pin")
+    redact_env = (*options.redact_env, *secret_env().values())
     allow_hosts = (*item.config.getini("headerlock_allow_hosts"), *options.allow_hosts)
     opened = partial(OpenLock, header_class=header_class, redact_env=options.redact_env)
     probe = probe_dir(item.config)
     if probe is not None:
-        redact_env = (*options.redact_env, *secret_env().values())
         rules = ignore_rules(item, options.ignore)
         hosts = options.allow_hosts
         lock = probe_lock(item, path, options.script, redact=options.redact,

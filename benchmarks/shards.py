@@ -100,6 +100,7 @@ def main() -> None:
         times = []
         cpu = []
         lines: list[str] = []
+        code = None
         for _ in range(args.rounds):
             lines.clear()
             started, used = time.perf_counter(), time.process_time()

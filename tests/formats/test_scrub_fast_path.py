@@ -6,12 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from headerlock.formats.wire_scrub import Scrubber
 
-SECRETS = ["sk-live-0123456789abcdef", 'quote"inside-secret', "back\\slash-secret", "tab\tsecret-xx"]
+SECRETS = [
+    "sk-live-0123456789abcdef",
+    'quote"inside-secret',
+    "back\\slash-secret",
+    "tab\tsecret-xx",
+]
 AWS_KEY_ID = "AKIA" + "ABCDEFGHIJKLMNOP"
 # text that may hold a secret, a piece of one, or a key shape, in JSON-escaped places too
 PIECES = st.sampled_from(
@@ -51,7 +55,7 @@ def test_data_holding_a_secret_or_key_shape_is_walked(value: Any) -> None:
 
 
 def test_clean_data_is_returned_as_it_is() -> None:
-    value = {"messages": [{"role": "user", "content": "line one\nline \"two\""}]}
+    value = {"messages": [{"role": "user", "content": 'line one\nline "two"'}]}
     scrubber = Scrubber.of(["sk-live-0123456789abcdef"])
     assert scrubber.untouched(value)
     assert scrubber.json_data(value) is value

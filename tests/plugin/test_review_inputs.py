@@ -101,6 +101,8 @@ def test_an_oversized_pending_file_is_refused_unread_and_errors_carry_the_files_
         loads(body, path="x")
     except Exception as error:
         line = int(str(error).split(":")[1])  # the line in the body alone
+    else:
+        raise AssertionError("the body was expected not to load")
     wrong = cli(root, "review", "--list")
     assert f"recordings/a-plain.yaml.new:{line + 2}: " in wrong.stderr, wrong.stderr
 

@@ -131,6 +131,7 @@ def test_requests_are_deep_frozen() -> None:
 def _assert_balanced_failure(app: AgentApp, adapter: ScriptedAdapter, message: str) -> None:
     errors: list[Mapping[str, Any]] = []
     app.ctx.on("agent/error", errors.append)
+    messages = []
     for turn in (1, 2):
         result = run(app.run_turn("hi"))
         assert result.reason.kind == "error"
@@ -138,6 +139,7 @@ def _assert_balanced_failure(app: AgentApp, adapter: ScriptedAdapter, message: s
         assert result.reason.message is not None and message in result.reason.message
         assert errors[-1] == {"turn": turn, "step": 1, "message": result.reason.message}
         assert app.state == "idle"
+        messages.append(result.reason.message)
     events = app.session.events
     assert [e.type for e in events] == ["turn/start", "user/message", "turn/end"] * 2
     assert not events_of(events, STEP_START) and not events_of(events, REQUEST_HEADER)
@@ -145,7 +147,7 @@ def _assert_balanced_failure(app: AgentApp, adapter: ScriptedAdapter, message: s
     assert events[2].data["reason"] == {
         "kind": "error",
         "step": 1,
-        "message": result.reason.message,
+        "message": messages[-1],
     }
 
 

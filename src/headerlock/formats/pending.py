@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -95,11 +96,11 @@ def remove_pending(recording: Path) -> bool:
     """Remove the pending file of ``recording`` if there is one; whether there was. A
     directory there is an ``OutputFileError`` naming it (never removed)."""
     path = pending_path(recording)
-    if path.is_dir() and not path.is_symlink():
-        raise OutputFileError(_IS_DIRECTORY, path=path.as_posix())
     try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):  # a link to one is only a link: removed
+            raise OutputFileError(_IS_DIRECTORY, path=path.as_posix())
         path.unlink()
-    except FileNotFoundError:
+    except FileNotFoundError:  # the common case: one stat, no more
         return False
     return True
 

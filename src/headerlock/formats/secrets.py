@@ -203,6 +203,22 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
     return found
 
 
+def request_secrets(headers: tuple[tuple[str, str], ...], url: str) -> tuple[str, ...]:
+    """The secrets a request carries: its credential headers' values and its URL's
+    credentials (``header_secrets``, ``url_secrets``), and those an AWS request was
+    signed with (``signing_secrets``)."""
+    return _request_secrets(headers, url, tuple(_signing))
+
+
+@functools.lru_cache(maxsize=64)
+def _request_secrets(
+    headers: tuple[tuple[str, str], ...], url: str, signing: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``request_secrets`` of these headers and URL: found once, not for every request
+    and again when its lock closes (an agent sends the same credentials every time)."""
+    return (*header_secrets(headers), *url_secrets(url), *signing)
+
+
 def _basic_secrets(token: str) -> list[str]:
     try:
         decoded = base64.b64decode(token, validate=True).decode("utf-8")

@@ -14,7 +14,7 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from headerlock.formats import placeholders
@@ -43,6 +43,11 @@ def _forms_of(
     cores = tuple(f for f in forms if not any(g in f for g in forms if g != f))
     plain = not any(map(_escaped_in_json, (*cores, *hints)))
     return forms, cores, tuple(sorted((r for r in raw if r), key=lambda r: (-len(r), r))), plain
+
+
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+"""``Scrubber.untouched``'s encoder: every character as itself but ``"``, ``\\`` and
+control characters (one encoder for every call)."""
 
 
 def _escaped_in_json(text: str) -> bool:
@@ -139,7 +144,7 @@ class Scrubber:
         if self.redact is not None or not self._plain:
             return False
         try:
-            text = json.dumps(value, ensure_ascii=False, check_circular=False)
+            text = _JSON_TEXT.encode(value)
         except (TypeError, ValueError, RecursionError):
             return False
         if any(core in text for core in self._cores):

@@ -15,12 +15,16 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain
+)
+"""One encoder for every call (``json.dumps`` with options builds one per call)."""
+
+
 def canonical_json(value: Any) -> str:
     """Serialize with sorted keys and no insignificant whitespace (frozen data too,
     without copying it first)."""
-    return json.dumps(
-        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain
-    )
+    return _CANONICAL.encode(value)
 
 
 def sorted_keys(value: Any) -> Any:

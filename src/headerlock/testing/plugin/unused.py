@@ -240,13 +240,14 @@ class RecordingsSnapshot:
         """The snapshot of every ``*.yaml`` below ``recordings`` now."""
         started = time.time_ns()
         stamps: dict[str, tuple[Stamp, str | None]] = {}
+        resolve = resolver()
         for path in _all_yaml(recordings):
             try:
                 info = path.stat()
             except OSError:
                 continue
             recent = max(info.st_mtime_ns, info.st_ctime_ns) >= started - GRAIN_NS
-            stamps[str(path.resolve())] = (_stamp(info), _digest(path) if recent else None)
+            stamps[resolve(path)] = (_stamp(info), _digest(path) if recent else None)
         return cls(started, stamps, recordings.resolve())
 
     def recent(self, ns: int) -> bool:

@@ -32,6 +32,7 @@ from headerlock.errors import (
     ScriptAmbiguityError,
     WireRecordingError,
 )
+from headerlock.formats.secrets import secret_values
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
     WIRE_FORMAT_VERSION,
@@ -167,6 +168,7 @@ class WireDriver:
         fixture_lock = WireLock(
             None, mode="record", pin=False, script=replies, redact=None, redact_env=(), http=http
         )
+        run: WireRun | None = None
         try:
             with fixture_lock as run:
                 _track(served)
@@ -177,7 +179,8 @@ class WireDriver:
                 f"{job.name}: model: {message}", requests=error.requests
             ) from None
         except ScenarioRunError as error:  # the agent's message may quote the key it sent
-            scrubbed = Scrubber.of(run.secrets).text(str(error))
+            secrets = secret_values() if run is None else run.secrets
+            scrubbed = Scrubber.of(secrets).text(str(error))
             raise ScenarioRunError(scrubbed, scenario=error.scenario) from None
         session = _session_log(turns, run.requests, served, replies)
         # the credential the agent gave its SDK is a secret wherever it reappears (system

@@ -150,7 +150,8 @@ def watch() -> None:
 
 
 def _forward(event: str, args: tuple[Any, ...]) -> None:
-    getattr(sys, _HOOK)(event, args)
+    if event.startswith("socket."):  # every audited event comes here: opens, imports, ...
+        getattr(sys, _HOOK)(event, args)
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:

@@ -15,14 +15,13 @@ only lets other traffic to those hosts pass, untouched and unrecorded.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import threading
 from dataclasses import dataclass, field
 
 from headerlock.errors import NetworkSealedError, RecordingRunError, ScriptExhaustedError
-from headerlock.formats.secrets import header_secrets, signing_secrets, url_secrets
+from headerlock.formats.secrets import request_secrets
 from headerlock.formats.wire_http import HttpEntry, WireBody
 from headerlock.formats.wire_recording import WireEntry, WireRecording
 from headerlock.formats.wire_response import WireResponse
@@ -492,17 +491,5 @@ def _http_error(message: str) -> WireAnswer:
 
 
 def _credentials(sent: SentRequest) -> tuple[str, ...]:
-    """The secrets ``sent`` carries: its credential headers' values and its URL's
-    credentials (userinfo, credential query values, well-known key shapes in the path
-    or query: ``secrets.url_secrets``) and those an AWS request was signed with,
-    wherever they reappear."""
-    return _credentials_of(tuple(sent.headers), sent.url, signing_secrets())
-
-
-@functools.lru_cache(maxsize=64)
-def _credentials_of(
-    headers: tuple[tuple[str, str], ...], url: str, signing: tuple[str, ...]
-) -> tuple[str, ...]:
-    """``_credentials`` of these headers and URL: found once, not for every request and
-    again when the lock closes (an agent sends the same credentials every time)."""
-    return (*header_secrets(headers), *url_secrets(url), *signing)
+    """The secrets ``sent`` carries, wherever they reappear (``request_secrets``)."""
+    return request_secrets(tuple(sent.headers), sent.url)

@@ -470,6 +470,7 @@ class ModelApi:
     ) -> tuple[Any, bytes]:
         """The tools at ``tools_at`` and their bytes as sent (``None``, ``b""``: none)."""
         value: Any = data
+        start = end = 0
         for depth, key in enumerate(self.tools_at):
             if not isinstance(value, dict) or key not in value or key not in spans:
                 return None, b""

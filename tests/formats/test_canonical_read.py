@@ -4,6 +4,8 @@ writes, and ``None`` (the strict loader's result or error) for any other text.""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -450,9 +452,33 @@ def test_the_projects_own_yaml_files_are_read_by_the_line_reader() -> None:
 
 
 def test_remembered_lines_are_forgotten_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(canonical_read, "_CACHED_LINES", 10)
-    document = {f"k{n:03}": n for n in range(30)}
-    assert read(dump(document), max_depth=DEPTH) == document
-    assert len(canonical_read._lines) <= 30
-    assert read(dump(document), max_depth=DEPTH) == document
-    assert len(canonical_read._lines) <= 30
+    """The lines kept between loads hold a bounded number of characters; a line too
+    long to keep, or one forgotten, is read again as well."""
+    monkeypatch.setattr(canonical_read, "_CACHED_CHARS", 100)
+    monkeypatch.setattr(canonical_read, "_CACHED_LINE", 50)
+    document = {f"k{n:03}": n for n in range(30)} | {"long": "x" * 60, "text": "a\nb\n"}
+    for _ in range(2):
+        assert read(dump(document), max_depth=DEPTH) == document
+        remembered = canonical_read._remembered
+        assert remembered.chars <= 100
+        assert sum(map(len, remembered.lines)) == remembered.chars
+
+
+def test_reading_what_headerlock_wrote_never_imports_the_yaml_parser(tmp_path: Path) -> None:
+    """PyYAML takes tens of milliseconds to import: a run that reads only canonical
+    files (a replay's start-up) does without it; another text imports it."""
+    path = tmp_path / "r.yaml"
+    path.write_text(dump({"kind": "wire", "requests": [{"a": 1, "b": "x\ny\n"}]}))
+    script = (
+        "import sys; from pathlib import Path;"
+        "from headerlock.formats.strict_yaml import load_file, loads;"
+        "import headerlock.testing.wire.lock;"
+        f"load_file(Path({str(path)!r}));"
+        "print('yaml' in sys.modules, end=' ');"
+        "loads('a: 017\\n');"
+        "print('yaml' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.split() == ["False", "True"]

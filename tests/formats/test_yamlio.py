@@ -15,7 +15,8 @@ from hypothesis import given, strategies as st
 
 from headerlock.errors import YamlError
 from headerlock.formats.canonical_yaml import FlowMapping
-from headerlock.formats.strict_yaml import YAML_C, dumps, load_file, loads
+from headerlock.formats.strict_yaml import dumps, load_file, loads
+from headerlock.formats.yaml_events import YAML_C
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -48,14 +48,36 @@ _INT: Final = re.compile(r"0|-?[1-9][0-9]*")
 _QUOTED_KEY: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ESCAPE: Final = re.compile(r"\\(x[0-9A-F]{2}|u[0-9A-F]{4}|.)")
 _ESCAPED: Final = {"n": "\n", "t": "\t", "r": "\r", "N": "\x85", "L": "\u2028", "P": "\u2029"}
-_CACHED_LINE: Final = 2000
-"""Longer lines are checked each time they occur (a cached line stays in memory)."""
-_CACHED_LINES: Final = 1 << 16
-"""The remembered lines are forgotten when there are more than this."""
+_CACHED_LINE: Final = 10_000
+"""Longer lines are checked each time they occur."""
+_CACHED_CHARS: Final = 1 << 21
+"""The remembered lines are forgotten when they hold more characters than this (a
+remembered line and its value stay in memory between loads)."""
 
 Line = tuple[int, int, str | None, int, Any]
 """A checked line: its indent, its ``- `` items, its key, the kind of value and the value."""
-_lines: dict[str, Line] = {}
+
+
+class _Remembered:
+    """The lines checked so far (in any load) and how many characters they hold."""
+
+    __slots__ = ("chars", "lines")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, Line] = {}
+        self.chars = 0
+
+    def add(self, text: str, line: Line) -> None:
+        if len(text) > _CACHED_LINE:
+            return
+        self.chars += len(text)
+        if self.chars > _CACHED_CHARS:
+            self.lines.clear()
+            self.chars = len(text)
+        self.lines[text] = line
+
+
+_remembered: Final = _Remembered()
 
 
 def read(text: str, *, max_depth: int) -> dict[str, Any] | list[Any] | None:
@@ -73,10 +95,8 @@ def read(text: str, *, max_depth: int) -> dict[str, Any] | list[Any] | None:
 
 def _read(lines: list[str], max_depth: int) -> dict[str, Any] | list[Any] | None:
     """The data of ``lines``, or ``None`` (one loop: this is the hot path of a replay)."""
-    cache = _lines
-    if len(cache) > _CACHED_LINES:
-        cache.clear()
-    remember = cache.setdefault
+    cache = _remembered.lines
+    remember = _remembered.add
     first = cache.get(lines[0]) or _line(lines[0])
     if first is None or first[0] != 0:
         return None
@@ -97,8 +117,7 @@ def _read(lines: list[str], max_depth: int) -> dict[str, Any] | list[Any] | None
             line = _line(text)
             if line is None:
                 return None
-            if len(text) <= _CACHED_LINE:
-                remember(text, line)
+            remember(text, line)
         column, dashes, key, kind, value = line
         if pending is not None:  # the block value of the previous line's key
             if dashes:

@@ -140,7 +140,7 @@ class _Frame:
 
     def __init__(self, start: Any, *, mapping: bool) -> None:
         self.items: list[Any] = []
-        self.lines: list[int | None] = []  # the lines of a mapping's keys, for errors
+        self.lines: list[Any] = []  # where a mapping's keys start (marks), for errors
         self.mapping = mapping
         self.start = start
 
@@ -158,6 +158,7 @@ def _build(next_event: Callable[[], Any], max_depth: int) -> Any:
     shared = strings.setdefault
     scalar_kind, mapping_kind, sequence_kind = _SCALAR, _MAPPING, _SEQUENCE
     mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+    top: _Frame | None = None  # the innermost open collection (stack[-1])
     while True:
         event = next_event()
         kind = event.__class__
@@ -192,7 +193,8 @@ def _build(next_event: Callable[[], Any], max_depth: int) -> Any:
                 raise _Refused(_tag_problem(event.tag), _line(event))
             if len(stack) >= max_depth:
                 raise _Refused(f"nesting deeper than {max_depth} levels", _line(event))
-            stack.append(_Frame(event, mapping=mapping))
+            top = _Frame(event, mapping=mapping)
+            stack.append(top)
             continue
         elif kind is mapping_end:
             frame = stack.pop()
@@ -201,10 +203,12 @@ def _build(next_event: Callable[[], Any], max_depth: int) -> Any:
             if len(data) * 2 != len(items):
                 _duplicate(frame)
             event = frame.start
+            top = stack[-1] if stack else None
         elif kind is sequence_end:
             frame = stack.pop()
             data = frame.items
             event = frame.start
+            top = stack[-1] if stack else None
         elif kind is yaml.AliasEvent:
             raise _Refused("anchors and aliases are not allowed", _line(event))
         elif kind is yaml.DocumentStartEvent:
@@ -219,16 +223,16 @@ def _build(next_event: Callable[[], Any], max_depth: int) -> Any:
             return None
         else:
             continue
-        if not stack:
+        if top is None:
             return _rest(next_event, data)
-        parent = stack[-1]
-        if parent.mapping and not len(parent.items) & 1:
+        items = top.items
+        if top.mapping and not len(items) & 1:
             if plain == "<<":
                 raise _Refused("merge keys (<<) are not allowed", _line(event))
             if data.__class__ is not str:
                 raise _Refused(f"mapping keys must be strings, got {data!r}", _line(event))
-            parent.lines.append(_line(event))
-        parent.items.append(data)
+            top.lines.append(event.start_mark)
+        items.append(data)
 
 
 def _rest(next_event: Callable[[], Any], root: Any) -> Any:
@@ -247,7 +251,8 @@ def _rest(next_event: Callable[[], Any], root: Any) -> Any:
 def _duplicate(frame: _Frame) -> None:
     """Raise for the first key of ``frame`` that repeats an earlier one."""
     first: dict[str, int | None] = {}
-    for key, line in zip(frame.items[::2], frame.lines, strict=True):
+    for key, mark in zip(frame.items[::2], frame.lines, strict=True):
+        line = mark.line if mark is not None else None
         if key in first:
             earlier = first[key]
             where = f" (first at line {earlier + 1})" if earlier is not None else ""

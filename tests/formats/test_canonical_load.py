@@ -104,3 +104,13 @@ def test_a_recording_of_few_requests_is_loaded_strictly(monkeypatch: pytest.Monk
     assert load_repeating(text, max_depth=400) is not None
     monkeypatch.setattr(canonical_load, "MIN_ITEMS", text.count("\n- ") + 1)
     assert load_repeating(text, max_depth=400) is None  # few requests: the strict loader
+
+
+def test_a_text_the_line_reader_leaves_to_the_parser_is_left_whole() -> None:
+    """A key too long for a simple key is written ``? key``: the line reader leaves it
+    to the parser, and so does the shortcut (the whole text, with the parser's data)."""
+    document = _session(4)
+    document["requests"][2]["messages"][0]["k" * 1001] = 1
+    text = dump(document)
+    assert load_repeating(text, max_depth=400) is None
+    assert loads(text, max_depth=400) == document

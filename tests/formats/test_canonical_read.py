@@ -204,10 +204,13 @@ MUTATIONS = [
 ]
 
 
+WRITTEN = documents.map(dump)
+
+
 @st.composite
-def mutated(draw: st.DrawFn) -> str:
+def mutated(draw: st.DrawFn, written: st.SearchStrategy[str] = WRITTEN) -> str:
     """A text ``dump`` wrote, then edited as a hand (or a bug) might."""
-    text = dump(draw(documents))
+    text = draw(written)
     for _ in range(draw(st.integers(1, 3))):
         lines = text.split("\n")
         at = draw(st.integers(0, len(text)))

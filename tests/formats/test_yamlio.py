@@ -14,6 +14,7 @@ import yaml
 from hypothesis import given, strategies as st
 
 from headerlock.errors import YamlError
+from headerlock.formats.canonical_read import read
 from headerlock.formats.canonical_yaml import FlowMapping
 from headerlock.formats.strict_yaml import dumps, load_file, loads
 from headerlock.formats.yaml_events import YAML_C
@@ -38,14 +39,16 @@ def test_dumps_round_trips_through_both_loaders(value: Any) -> None:
 
 def test_every_character_round_trips() -> None:
     """Each BMP code point (and a sample of the others) alone, inside text and in
-    multi-line text, as values and as keys, loads back equal (C loader; the pure
-    loader on a sample). One document, so the test stays fast."""
+    multi-line text, as values and as keys, loads back equal (C loader and the line
+    reader; the pure loader on a sample). One document, so the test stays fast."""
     points = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
     points += list(range(0x10000, 0x110000, 251))
     texts = [t for cp in points for t in (f"x{chr(cp)}y", f"{chr(cp)} a\n", f"line\n{chr(cp)}\n")]
     keys = [chr(cp) for cp in points]
     document = {"values": texts, "keys": dict.fromkeys(keys, 0)}
-    assert loads(dumps(document), fast=False) == document  # the line reader: test_canonical_read
+    text = dumps(document)
+    assert loads(text, fast=False) == document
+    assert read(text, max_depth=64) == document  # the line reader (test_canonical_read)
     sample = texts[::97]
     small = {"values": sample, "keys": dict.fromkeys(keys[::97], 0)}
     assert loads(dumps(small), pure=True) == small

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from headerlock.errors import WireRecordingError
 from headerlock.formats import canonical_load
@@ -12,6 +13,7 @@ from headerlock.formats.canonical_load import load_repeating
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.strict_yaml import loads
 from headerlock.formats.wire_recording import parse_wire_recording
+from tests.formats.test_canonical_read import mutated, same, strict
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +106,22 @@ def test_a_recording_of_few_requests_is_loaded_strictly(monkeypatch: pytest.Monk
     assert load_repeating(text, max_depth=400) is not None
     monkeypatch.setattr(canonical_load, "MIN_ITEMS", text.count("\n- ") + 1)
     assert load_repeating(text, max_depth=400) is None  # few requests: the strict loader
+
+
+def test_a_text_the_line_reader_leaves_to_the_parser_is_left_whole() -> None:
+    """A key too long for a simple key is written ``? key``: the line reader leaves it
+    to the parser, and so does the shortcut (the whole text, with the parser's data)."""
+    document = _session(4)
+    document["requests"][2]["messages"][0]["k" * 1001] = 1
+    text = dump(document)
+    assert load_repeating(text, max_depth=400) is None
+    assert loads(text, max_depth=400) == document
+
+
+@settings(max_examples=150)
+@given(mutated(st.integers(1, 4).map(lambda n: dump(_session(n)))))
+def test_an_edited_recording_gives_the_strict_loaders_data_or_none(text: str) -> None:
+    data = load_repeating(text, max_depth=400)
+    if data is not None:
+        kind, expected = strict(text)
+        assert kind == "data" and same(data, expected)

@@ -14,8 +14,10 @@ import yaml
 from hypothesis import given, strategies as st
 
 from headerlock.errors import YamlError
+from headerlock.formats.canonical_read import read
 from headerlock.formats.canonical_yaml import FlowMapping
-from headerlock.formats.strict_yaml import YAML_C, dumps, load_file, loads
+from headerlock.formats.strict_yaml import dumps, load_file, loads
+from headerlock.formats.yaml_events import YAML_C
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -30,20 +32,23 @@ json_values = st.recursive(
 def test_dumps_round_trips_through_both_loaders(value: Any) -> None:
     text = dumps(value)
     assert loads(text) == value
+    assert loads(text, fast=False) == value
     assert loads(text, pure=True) == value
     assert dumps(loads(text)) == text
 
 
 def test_every_character_round_trips() -> None:
     """Each BMP code point (and a sample of the others) alone, inside text and in
-    multi-line text, as values and as keys, loads back equal (C loader; the pure
-    loader on a sample). One document, so the test stays fast."""
+    multi-line text, as values and as keys, loads back equal (C loader and the line
+    reader; the pure loader on a sample). One document, so the test stays fast."""
     points = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
     points += list(range(0x10000, 0x110000, 251))
     texts = [t for cp in points for t in (f"x{chr(cp)}y", f"{chr(cp)} a\n", f"line\n{chr(cp)}\n")]
     keys = [chr(cp) for cp in points]
     document = {"values": texts, "keys": dict.fromkeys(keys, 0)}
-    assert loads(dumps(document)) == document
+    text = dumps(document)
+    assert loads(text, fast=False) == document
+    assert read(text, max_depth=64) == document  # the line reader (test_canonical_read)
     sample = texts[::97]
     small = {"values": sample, "keys": dict.fromkeys(keys[::97], 0)}
     assert loads(dumps(small), pure=True) == small
@@ -63,6 +68,7 @@ def test_flow_mappings_round_trip_through_both_loaders(value: Any) -> None:
     document = {"events": [{"json": FlowMapping({"data": value})}, value]}
     text = dumps(document)
     assert loads(text) == document
+    assert loads(text, fast=False) == document
     assert loads(text, pure=True) == document
     assert dumps(_flowed(loads(text))) == dumps(_flowed(document))
 

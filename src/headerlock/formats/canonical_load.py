@@ -3,17 +3,18 @@
 A recording of an agent session repeats the conversation in every request: request
 ``n`` holds the ``n - 1`` messages before it again, byte for byte. ``load_repeating``
 cuts the text where ``canonical_yaml.dump`` puts the items of a top-level list
-(``requests``) and of one list in each of them (``messages``), loads each distinct
-message text once with the strict loader (``strict_yaml.loads``) and the rest of each
-item whole, and shares the loaded message among the items that repeat it.
+(``requests``) and of one list in each of them (``messages``), reads each distinct
+message text once with the line reader (``canonical_read``) and the rest of each item
+whole, and shares the read message among the items that repeat it.
 
-It is only a shortcut: every piece is checked to be exactly what ``dump`` writes for
-what was loaded from it, so the whole text is ``dump`` of the result, which the strict
-loader reads back equal (the emitter's round trip, which its tests check). Any other
-text (written by hand, another layout, or one the strict loader refuses: duplicate
-keys, tags, anchors, depth) gives ``None``, and the caller loads it strictly, with the
-strict loader's result or error. The shared messages are read-only, as any loaded
-recording is.
+It is only a shortcut: every piece is exactly what ``dump`` writes for what was read
+from it (the line reader takes nothing else; a message, read dedented, is checked
+against ``dump_item`` at its indent), so the whole text is ``dump`` of the result,
+which the strict loader reads back equal (the emitter's round trip, which its tests
+check). Any other text (written by hand, another layout, or one the strict loader
+refuses: duplicate keys, tags, anchors, depth) gives ``None``, and the caller loads it
+strictly, with the strict loader's result or error. The shared messages are
+read-only, as any loaded recording is.
 """
 
 from __future__ import annotations
@@ -22,17 +23,18 @@ import re
 from typing import Any, Final
 
 from headerlock.errors import HeaderlockError
-from headerlock.formats.canonical_yaml import dump, dump_item
-from headerlock.formats.strict_yaml import loads, paused_gc
+from headerlock.formats.canonical_read import read
+from headerlock.formats.canonical_yaml import dump_item
+from headerlock.formats.strict_yaml import paused_gc
 
 MIN_CHARS: Final = 1 << 20
 """Shorter texts are loaded strictly: the shortcut pays off on long sessions."""
 MIN_ITEMS: Final = 8
 """Texts with fewer top-level list items are loaded strictly too: few requests repeat
 little, and checking a long stream's text costs more than loading it (format 2)."""
-_OUTER_END: Final = re.compile(r"\n(?:(?![ \n])(?!- ))")
+_OUTER_END: Final = re.compile(r"\n(?![ \n]|- )")
 """The end of a top-level list: a line at column 0 that is not an item's."""
-_INNER_END: Final = re.compile(r"\n(?:(?![ \n])| (?! )|  (?! |- ))")
+_INNER_END: Final = re.compile(r"\n(?!\n|   |  - )")
 """The end of a list in a top-level item: a line before column 3 that is not an item's."""
 _OUTER_DEPTH: Final = 1
 """The nesting above an outer item loaded alone (``- item``) that the whole text adds."""
@@ -49,7 +51,7 @@ def load_repeating(
 ) -> Any | None:
     """The data of ``text`` (what ``strict_yaml.loads`` gives), or ``None`` when the
     text is not one ``dump`` wrote with a non-empty ``outer`` list at the top."""
-    if len(text) < MIN_CHARS or text.count("\n- ") < MIN_ITEMS:
+    if len(text) < MIN_CHARS or not _has_items(text, MIN_ITEMS):
         return None
     try:
         with paused_gc():
@@ -58,10 +60,21 @@ def load_repeating(
         return None
 
 
-def _strict(text: str, max_depth: int) -> Any:
-    """``text`` loaded strictly and checked to be what ``dump`` writes of it."""
-    data = loads(text, max_depth=max_depth)
-    if dump(data) != text:
+def _has_items(text: str, count: int) -> bool:
+    """Whether ``text`` has at least ``count`` lines that start a top-level item
+    (found without reading a long text to its end)."""
+    at = 0
+    for _ in range(count):
+        at = text.find("\n- ", at) + 1
+        if not at:
+            return False
+    return True
+
+
+def _whole(text: str, max_depth: int) -> Any:
+    """``text`` read by the line reader (it is what ``dump`` writes of the result)."""
+    data = read(text, max_depth=max_depth)
+    if data is None:
         raise _NotCanonical
     return data
 
@@ -76,7 +89,7 @@ def _load(text: str, max_depth: int, outer: str, inner: str) -> Any:
             raise _NotCanonical
     start = at + len(head)
     end = _end(_OUTER_END, text, start)
-    top = _strict(f"{text[:at]}{outer}: []\n{text[end:]}", max_depth)
+    top = _whole(f"{text[:at]}{outer}: []\n{text[end:]}", max_depth)
     if not isinstance(top, dict) or top.get(outer) != []:
         raise _NotCanonical
     seen: dict[str, Any] = {}
@@ -120,9 +133,12 @@ def _end(pattern: re.Pattern[str], text: str, start: int) -> int:
 
 
 def _one(source: str, max_depth: int, written: str, indent: int) -> Any:
-    """The one item of ``source`` (``- item`` at indent 0) loaded strictly, checked to
-    be ``written``: what ``dump_item`` writes of it at ``indent``."""
-    data = loads(source, max_depth=max_depth)
-    if not isinstance(data, list) or len(data) != 1 or dump_item(data[0], indent) != written:
+    """The one item of ``source`` (``- item`` at indent 0) read by the line reader,
+    checked to be ``written``: what ``dump_item`` writes of it at ``indent`` (the line
+    reader took ``source`` only if it is that at indent 0)."""
+    data = read(source, max_depth=max_depth)
+    if not isinstance(data, list) or len(data) != 1:
+        raise _NotCanonical
+    if (indent or written is not source) and dump_item(data[0], indent) != written:
         raise _NotCanonical
     return data[0]

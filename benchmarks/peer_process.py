@@ -81,12 +81,16 @@ class _Floor:
 
 
 def _clients(url: str, floor: _Floor | None) -> Callable[[bool], Any]:
+    """The SDK's client; the floor's routes every request to its ``MockTransport`` but is
+    built as the SDK builds its own (with the default transport and its TLS context, some
+    20 ms a client): the arms then differ by the recorder alone, not by client set-up."""
+
     def make(is_async: bool) -> Any:
+        mounts: Any = None if floor is None else {"all://": httpx2.MockTransport(floor)}
         if is_async:
-            transport: Any = None if floor is None else httpx2.MockTransport(floor)
-            http: Any = None if floor is None else httpx2.AsyncClient(transport=transport)
+            http: Any = None if floor is None else httpx2.AsyncClient(mounts=mounts)
             return openai.AsyncOpenAI(base_url=url, api_key=KEY, max_retries=0, http_client=http)
-        sync: Any = None if floor is None else httpx2.Client(transport=httpx2.MockTransport(floor))
+        sync: Any = None if floor is None else httpx2.Client(mounts=mounts)
         return openai.OpenAI(base_url=url, api_key=KEY, max_retries=0, http_client=sync)
 
     return make

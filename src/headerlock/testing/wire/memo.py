@@ -186,7 +186,7 @@ def _scrubbed(
         known = seen.setdefault(raw, _Seen(tuple(ids.message_ids(message))))
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
-    if done is None:
-        value = scrubber.json_data(ids.messages(message))
+    if done is None:  # a message with no ids is its own tokenized copy: not walked again
+        value = scrubber.json_data(ids.messages(message) if known.ids else message)
         done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done

@@ -254,12 +254,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
-_PARSED: dict[str, tuple[bytes, Any]] = {}
-"""The last long value parsed under each member name, with its bytes: an agent sends the
-same tools and system with every request, and they are parsed (and checked for duplicate
-keys) once. The values are shared by the splits that hold them, which only read them."""
-_PARSED_MIN: Final = 1024
-_PARSED_NAMES: Final = 64
+_CHECKED: dict[str, bytes] = {}
+"""The last long value checked for duplicate keys under each member name, by its bytes:
+an agent sends the same tools and system with every request, and the same bytes are
+parsed again by the C parser alone (each split gets its own objects: a caller may change
+what a run shows it)."""
+_CHECKED_MIN: Final = 1024
+_CHECKED_NAMES: Final = 64
 
 
 def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
@@ -269,34 +270,29 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, (start, end) in spans.items():
         raw = body[start:end]
-        if end - start < _PARSED_MIN:
-            data[key] = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+        text = raw.decode("utf-8")
+        if end - start >= _CHECKED_MIN and _CHECKED.get(key) == raw:
+            data[key] = json.loads(text)
             continue
-        held = _PARSED.get(key)
-        if held is not None and held[0] == raw:
-            data[key] = held[1]
-            continue
-        value = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
-        if key in _PARSED or len(_PARSED) < _PARSED_NAMES:
-            _PARSED[key] = (raw, value)
-        data[key] = value
+        data[key] = json.loads(text, object_pairs_hook=_unique_keys)
+        if end - start >= _CHECKED_MIN and (key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES):
+            _CHECKED[key] = raw
     return data
 
 
-_NAMED: dict[str, tuple[Any, list[str]]] = {}
-"""Per API, the last long tool list named and its names (the list is held here, so a
-list ``_member_values`` shares is named once)."""
+_NAMED: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+"""Per API, the bytes of the last long tool list named, and its names."""
 
 
-def _names_of(api: ModelApi, tools: Any) -> list[str]:
-    """``api.tool_names(tools)``, found once per shared tool list."""
+def _names_of(api: ModelApi, tools: Any, raw: bytes) -> list[str]:
+    """``api.tool_names(tools)`` (``raw``: the tools' bytes as sent), found once while
+    the bytes repeat."""
     held = _NAMED.get(api.name)
-    if held is not None and held[0] is tools:
+    if held is not None and held[0] == raw and raw:
         return list(held[1])
     names = api.tool_names(tools)
-    if isinstance(tools, list) and len(tools) > 8:
-        _NAMED[api.name] = (tools, names)
-        return list(names)
+    if len(raw) >= _CHECKED_MIN:
+        _NAMED[api.name] = (raw, tuple(names))
     return names
 
 
@@ -461,7 +457,7 @@ class ModelApi:
             if rest:  # e.g. Bedrock's toolConfig.toolChoice
                 config[self.tools_at[0]] = rest
         config = self.volatile.drop(config)
-        names = _names_of(self, tools)
+        names = _names_of(self, tools, tools_raw)
         at = spans[self.messages_key][0] if self.messages_key in spans else None
         return Split(self, config, system, tools, messages, tools_raw, system_raw, names, at)
 

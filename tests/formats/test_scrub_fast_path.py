@@ -54,11 +54,13 @@ def test_data_holding_a_secret_or_key_shape_is_walked(value: Any) -> None:
     assert "<<secret>>" in repr(scrubber.json_data(value))
 
 
-def test_clean_data_is_returned_as_it_is() -> None:
+def test_clean_data_is_copied_as_it_is() -> None:
     value = {"messages": [{"role": "user", "content": 'line one\nline "two"'}]}
     scrubber = Scrubber.of(["sk-live-0123456789abcdef"])
     assert scrubber.untouched(value)
-    assert scrubber.json_data(value) is value
+    copy = scrubber.json_data(value)
+    assert copy == value and copy is not value  # a caller may keep it while value changes
+    assert copy["messages"][0] is not value["messages"][0]
 
 
 def test_a_redact_callable_or_an_escaped_secret_turns_the_fast_path_off() -> None:

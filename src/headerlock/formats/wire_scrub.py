@@ -147,9 +147,15 @@ class Scrubber:
             text = _JSON_TEXT.encode(value)
         except (TypeError, ValueError, RecursionError):
             return False
-        if any(core in text for core in self._cores):
+        return self.untouched_text(text)
+
+    def untouched_text(self, text: str) -> bool:
+        """``untouched`` told from a text that holds every string of the data as that JSON
+        writes it: the JSON itself, or raw JSON with no backslash (its strings are then in
+        it as they are: a stream as received, ``entry.scrub_response``)."""
+        if self.redact is not None or not self._plain:
             return False
-        return not may_hold_shaped(text)
+        return not any(core in text for core in self._cores) and not may_hold_shaped(text)
 
     def data(self, value: Any) -> Any:
         """A copy of plain data with every string scrubbed, mapping keys included."""

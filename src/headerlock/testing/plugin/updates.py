@@ -123,7 +123,21 @@ def recording_name_of(item: pytest.Item) -> str:
 
 
 def _key(path: Path) -> str:
-    return str(path.resolve())
+    """The ledger's key of a recording: its resolved path (an absolute one resolved once
+    per process: a session asks five times per test, and resolving reads every
+    directory of the path)."""
+    if not path.is_absolute():
+        return str(path.resolve())
+    key = _RESOLVED.get(path)
+    if key is None:
+        if len(_RESOLVED) >= MAX_RESOLVED:
+            _RESOLVED.clear()
+        key = _RESOLVED[path] = str(path.resolve())
+    return key
+
+
+_RESOLVED: dict[Path, str] = {}
+MAX_RESOLVED = 65_536
 
 
 def shown_path(path: Path | str) -> str:

@@ -123,3 +123,34 @@ def test_a_secret_escaped_by_the_server_is_still_found() -> None:
     response = WireResponse.from_http(200, "text/event-stream", body)
     scrubbed = scrub_response(response, Scrubber.of([SECRET]))
     assert [e.data for e in scrubbed.body] == [{"text": "<<secret>>"}]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "data: ",
+                "data:",
+                'data: {"a":1}',
+                "event: x",
+                "id: 7",
+                ": comment",
+                "",
+                "\n",
+                "\r\n",
+                "\r",
+                "data: two\nwords",
+                "retry: 5",
+                "data: [DONE]",
+                " data: x",
+                "data",
+            ]
+        ),
+        max_size=12,
+    ).map("\n".join)
+)
+def test_a_stream_is_read_as_line_by_line(text: str) -> None:
+    from headerlock.formats.sse import _events_of
+
+    assert parse_sse(text) == tuple(_events_of(text))

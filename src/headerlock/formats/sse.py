@@ -121,7 +121,21 @@ def parse_sse(text: str) -> SseEvents:
 
 
 def iter_sse(text: str) -> Iterator[SseEvent]:
-    """``parse_sse(text)``'s events, one at a time."""
+    """``parse_sse(text)``'s events, one at a time. A blank line ends an event, so each
+    block between two is read alone; one that is a single ``data: `` line (what model
+    streams send) is read without splitting it into fields."""
+    if "\r" in text:  # line breaks of every kind: read line by line
+        yield from _events_of(text)
+        return
+    for block in text.split("\n\n"):
+        if block.startswith("data: ") and "\n" not in block:
+            yield sse_event(block[6:], None, None)
+        elif block:
+            yield from _events_of(block)
+
+
+def _events_of(text: str) -> Iterator[SseEvent]:
+    """The events of ``text`` read line by line."""
     data: list[str] = []
     name: str | None = None
     event_id: str | None = None

@@ -58,7 +58,7 @@ def stall(fd):
     print("writing", flush=True)
     time.sleep(60)
 
-atomic.os.fsync = stall
+atomic.os.fsync = atomic.os.fdatasync = stall
 atomic.atomic_write(Path(sys.argv[1]), "new content\\n" * 100_000)
 """
 

@@ -121,6 +121,8 @@ class _Os:
 
 
 def _break(monkeypatch: pytest.MonkeyPatch, module: Any, **replaced: Callable[..., Any]) -> None:
+    if "fsync" in replaced:  # what makes the bytes durable: fdatasync where there is one
+        replaced.setdefault("fdatasync", replaced["fsync"])
     monkeypatch.setattr(module, "os", _Os(**replaced))
 
 

@@ -345,3 +345,60 @@ def test_the_lock_follows_every_change_of_its_recordings(tmp_path: Any) -> None:
     assert references_in(tmp_path) == {"cccccccccccc", "dddddddddddd"}
     one.unlink()
     assert references_in(tmp_path) == {"dddddddddddd"}
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[str]:
+    """Count the calls of ``module.name`` (each call's first argument, as text)."""
+    calls: list[str] = []
+    original = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(args[0]) if args else "")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_an_update_reads_the_directory_once_and_locks_each_written_file_once(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31: each test's update reads no other recording (merging after every test read
+    the whole directory: quadratic) and takes one lock per file it writes; the headers no
+    recording refers to any more still leave the lock, once the updates end."""
+    from headerlock.formats import header_lock, write_lock
+
+    scans = _counting(monkeypatch, header_lock, "references_in")
+    locks = _counting(monkeypatch, write_lock, "recording_lock")
+    monkeypatch.setenv("AGENT_SYSTEM", "You are terse.\nAnswer in Latin.")
+    project.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=4)
+    assert len(scans) == 1  # at the end, not once per test
+    written = [p for p in locks if not p.endswith("headers.lock.yaml")]
+    assert len(written) == 3  # the three openai recordings; claude's is unchanged
+    assert len(locks) - len(written) == 3 + 1  # each written with its headers, then the prune
+    lock = load_lock(project.path.joinpath(*LOCK))
+    assert len(lock.headers) == 2  # the old openai header was dropped
+    assert _texts(project).count("Answer in Latin.") == 1
+    project.runpytest_inprocess().assert_outcomes(passed=4)
+
+
+def test_an_unchanged_update_takes_no_lock_per_test(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from headerlock.formats import write_lock
+
+    before = project.path.joinpath(*LOCK).read_bytes()
+    locks = _counting(monkeypatch, write_lock, "recording_lock")
+    project.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=4)
+    assert len(locks) == 1  # the lock's prune once the updates end; no test wrote a file
+    assert project.path.joinpath(*LOCK).read_bytes() == before
+
+
+def test_a_lock_missing_a_header_gets_it_back_from_an_unchanged_recording(
+    project: pytest.Pytester,
+) -> None:
+    lock = project.path.joinpath(*LOCK)
+    before = lock.read_bytes()
+    lock.unlink()
+    project.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=4)
+    assert lock.read_bytes() == before

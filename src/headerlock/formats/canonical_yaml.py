@@ -8,6 +8,11 @@ written plain only when it cannot resolve to anything but itself, as a literal
 block when that is exact, and double-quoted otherwise. Keys are sorted; nothing
 wraps; no anchors or aliases; the output loads back equal with PyYAML's safe
 loaders (C and pure), which the tests check over every BMP character.
+
+A dump writes each list item that is a mapping or a list once per indent, by identity
+(``_Shared``): a recording whose requests share their messages (an agent session sends
+the whole conversation again with every request) is written in time linear in its
+distinct messages, not in its size.
 """
 
 from __future__ import annotations
@@ -76,17 +81,18 @@ def dump_chunks(data: Any) -> Iterator[str]:
     """``dump(data)`` in consecutive pieces: the items of a top-level list (also the
     value of a top-level key) are joined a few thousand pieces at a time."""
     out: list[str] = []
+    shared: _Shared = {}
     if isinstance(data, Mapping) and data:
         for key in sorted(_keys(data)):
             _key(key, "", "", out)
             value = data[key]
             if isinstance(value, (list, tuple)) and value:
                 out.append("\n")
-                yield from _items(value, out)
+                yield from _items(value, out, shared)
             else:
-                _value(value, 0, out)
+                _value(value, 0, out, shared)
     elif isinstance(data, (list, tuple)) and data:
-        yield from _items(data, out)
+        yield from _items(data, out, shared)
     else:
         _scalar_value(data, 0, out, root=True)
     yield "".join(out)
@@ -96,7 +102,7 @@ def dump_item(item: Any, indent: int) -> str:
     """The text of ``item`` as one item of a block sequence at ``indent`` (what
     ``dump`` writes for each item of a list: ``- `` and the item, at that indent)."""
     out: list[str] = []
-    _sequence((item,), indent, out, inline=False)
+    _sequence((item,), indent, out, {}, inline=False)
     return "".join(out)
 
 
@@ -135,20 +141,29 @@ def _flow_line(value: FlowMapping) -> str | None:
         return None
 
 
-def _items(items: Any, out: list[str]) -> Iterator[str]:
-    """The items of a block sequence at indent 0, flushed in chunks."""
+_Shared = dict[tuple[int, int], str]
+"""One dump's text of each list item (a mapping or a list) written so far, by the item's
+identity and indent: an item the data holds in several places is written once. The
+items stay alive (the data holds them) while the dump runs, so no identity is reused."""
+
+
+def _items(items: Any, out: list[str], shared: _Shared) -> Iterator[str]:
+    """The items of a block sequence at indent 0, flushed in chunks (each written afresh:
+    a top-level item is not kept, so the chunks bound the memory a dump needs)."""
     for item in items:
-        _sequence((item,), 0, out, inline=False)
+        _sequence((item,), 0, out, shared, inline=False, keep=False)
         if len(out) >= CHUNK_PIECES:
             yield "".join(out)
             out.clear()
 
 
-def _mapping(mapping: Mapping[Any, Any], indent: int, out: list[str], *, inline: bool) -> None:
+def _mapping(
+    mapping: Mapping[Any, Any], indent: int, out: list[str], shared: _Shared, *, inline: bool
+) -> None:
     pad = " " * indent
     for n, key in enumerate(sorted(_keys(mapping))):
         _key(key, "" if inline and n == 0 else pad, pad, out)
-        _value(mapping[key], indent, out)
+        _value(mapping[key], indent, out, shared)
 
 
 def _key(key: str, prefix: str, pad: str, out: list[str]) -> None:
@@ -167,35 +182,50 @@ def _keys(mapping: Mapping[Any, Any]) -> list[str]:
     return keys
 
 
-def _value(value: Any, indent: int, out: list[str]) -> None:
+def _value(value: Any, indent: int, out: list[str], shared: _Shared) -> None:
     """The value of a mapping entry; the key and colon are already written."""
     line = _flow_line(value) if type(value) is FlowMapping else None
     if line is not None:
         out.append(f" {line}\n")
     elif isinstance(value, Mapping) and value:
         out.append("\n")
-        _mapping(value, indent + 2, out, inline=False)
+        _mapping(value, indent + 2, out, shared, inline=False)
     elif isinstance(value, (list, tuple)) and value:
         out.append("\n")
-        _sequence(value, indent, out, inline=False)
+        _sequence(value, indent, out, shared, inline=False)
     else:
         out.append(" ")
         _scalar_value(value, indent + 2, out)
 
 
-def _sequence(items: Any, indent: int, out: list[str], *, inline: bool) -> None:
+def _sequence(
+    items: Any, indent: int, out: list[str], shared: _Shared, *, inline: bool, keep: bool = True
+) -> None:
+    """A block sequence; ``keep``: each item that is a mapping or a list is written once
+    per indent (``_Shared``), its text reused wherever the data holds it again."""
     pad = " " * indent
     for n, item in enumerate(items):
         out.append("- " if inline and n == 0 else f"{pad}- ")
         line = _flow_line(item) if type(item) is FlowMapping else None
         if line is not None:
             out.append(f"{line}\n")
-        elif isinstance(item, Mapping) and item:
-            _mapping(item, indent + 2, out, inline=True)
-        elif isinstance(item, (list, tuple)) and item:
-            _sequence(item, indent + 2, out, inline=True)
-        else:
+            continue
+        is_mapping = isinstance(item, Mapping) and bool(item)
+        if not is_mapping and not (isinstance(item, (list, tuple)) and item):
             _scalar_value(item, indent + 2, out)
+            continue
+        known = (id(item), indent)
+        text = shared.get(known) if keep else None
+        if text is None:
+            piece: list[str] = [] if keep else out
+            if is_mapping:
+                _mapping(item, indent + 2, piece, shared, inline=True)
+            else:
+                _sequence(item, indent + 2, piece, shared, inline=True)
+            if not keep:
+                continue
+            text = shared[known] = "".join(piece)
+        out.append(text)
 
 
 def _scalar_value(value: Any, content_indent: int, out: list[str], *, root: bool = False) -> None:

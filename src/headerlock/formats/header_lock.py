@@ -265,6 +265,52 @@ def merge_lock(path: Path, written: Mapping[str, Mapping[str, Any]]) -> bool:
     return True
 
 
+_LOCKS_READ: dict[str, tuple[str, HeaderLock]] = {}
+"""Each header lock's text as last read or written by ``add_to_lock``, and the lock it
+holds: the file is read every time (under its lock, so nothing another process wrote is
+missed), parsed only when its text changed."""
+
+
+def _current_lock(path: Path) -> HeaderLock:
+    """``load_lock_or_empty(path)``, parsed again only when the file's text changed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return load_lock_or_empty(path)
+    known = _LOCKS_READ.get(str(path))
+    if known is not None and known[0] == text:
+        return known[1]
+    try:
+        lock = parse_lock(text, path=path.as_posix())
+    except WireRecordingError:
+        return HeaderLock()
+    _LOCKS_READ[str(path)] = (text, lock)
+    return lock
+
+
+def holds_all(path: Path, headers: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether the lock at ``path`` holds every header of ``headers`` (read without its
+    lock: writers replace it atomically). Once true for the headers of a recording that
+    is on disk, it stays true while that recording refers to them."""
+    held = _current_lock(path).headers
+    return all(key in held for key in headers)
+
+
+def add_to_lock(path: Path, written: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Add to the lock at ``path`` the headers of ``written`` it lacks (a test's, its
+    recording just written), reading no recording: a session's updates stay linear in its
+    tests. Call it holding ``exclusive(path)``; the headers no recording refers to any more
+    are dropped by ``merge_lock`` once the session's updates end. Whether the file changed."""
+    old = _current_lock(path)
+    if all(key in old.headers for key in written):
+        return False
+    new = HeaderLock(dict(sorted({**old.headers, **written}.items())))
+    text = new.to_text()
+    atomic_write(path, text, max_bytes=MAX_BYTES)
+    _LOCKS_READ[str(path)] = (text, new)
+    return True
+
+
 def prune_lock(path: Path) -> bool:
     """Drop from the lock at ``path`` the headers that no recording of its directory, nor
     any of their pending files, refers to any more (an accepted change leaves its old

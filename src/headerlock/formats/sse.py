@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,8 +36,21 @@ def deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+_SCAN: Final = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""What ``json.loads`` parses a value with (the same decoder settings), called directly:
+a stream's events are each parsed."""
+
+
 def parse_json(text: str) -> Any:
     """``text`` parsed as JSON; ``ValueError`` when it is not JSON or nests too deep."""
+    if text.count("[") + text.count("{") <= JSON_MAX_DEPTH:  # it cannot nest deeper
+        try:
+            data, end = _SCAN(text, 0)
+        except (StopIteration, ValueError):
+            pass  # json.loads says why (or skips the white space around the value)
+        else:
+            if end == len(text):
+                return data
     try:
         data = json.loads(text)
     except RecursionError:
@@ -87,16 +100,49 @@ class SseEvent:
         return head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n"
 
 
-def parse_sse(text: str) -> tuple[SseEvent, ...]:
+class SseEvents(tuple[SseEvent, ...]):
+    """The events ``parse_sse`` read, and the ``text`` they were read from (a recording's
+    scrub checks that text once instead of each event's data: ``entry.scrub_response``)."""
+
+    text: str
+
+    def __new__(cls, events: Iterable[SseEvent], text: str) -> SseEvents:
+        made = super().__new__(cls, events)
+        made.text = text
+        return made
+
+    def __getnewargs__(self) -> tuple[tuple[SseEvent, ...], str]:
+        return tuple(self), self.text  # copies and pickles keep the text
+
+
+def parse_sse(text: str) -> SseEvents:
     """The events of an SSE stream (comments and ``retry`` dropped, data lines joined)."""
-    events: list[SseEvent] = []
+    return SseEvents(iter_sse(text), text)
+
+
+def iter_sse(text: str) -> Iterator[SseEvent]:
+    """``parse_sse(text)``'s events, one at a time. A blank line ends an event, so each
+    block between two is read alone; one that is a single ``data: `` line (what model
+    streams send) is read without splitting it into fields."""
+    if "\r" in text:  # line breaks of every kind: read line by line
+        yield from _events_of(text)
+        return
+    for block in text.split("\n\n"):
+        if block.startswith("data: ") and "\n" not in block:
+            yield sse_event(block[6:], None, None)
+        elif block:
+            yield from _events_of(block)
+
+
+def _events_of(text: str) -> Iterator[SseEvent]:
+    """The events of ``text`` read line by line."""
     data: list[str] = []
     name: str | None = None
     event_id: str | None = None
     for line in [*_LINE.split(text), ""]:
         if not line:
             if data:
-                events.append(sse_event("\n".join(data), name, event_id))
+                yield sse_event("\n".join(data), name, event_id)
             data, name, event_id = [], None, None
             continue
         if line.startswith(":"):
@@ -109,7 +155,6 @@ def parse_sse(text: str) -> tuple[SseEvent, ...]:
             name = value
         elif field == "id":
             event_id = value
-    return tuple(events)
 
 
 def sse_event(text: str, name: str | None, event_id: str | None) -> SseEvent:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
+from json import encoder as json_encoder
 from typing import Final
 
 from headerlock.formats import aws_eventstream
@@ -43,6 +45,10 @@ _ESCAPED: Final = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uf
 _EVENT_FIELD: Final = re.compile(r"^(event: \S+) (?=(?:id: \S+ )?data:)", re.MULTILINE)
 _ID_FIELD: Final = re.compile(r"^(id: \S+) (?=data:)", re.MULTILINE)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _joined(encoder: Callable[[object, int], Sequence[str]], value: object) -> str:
+    return "".join(encoder(value, 0))
 
 
 def json_line(value: object) -> str:
@@ -69,15 +75,38 @@ def event_line(event: SseEvent) -> str | None:
     return f"{head}data: {text}" if text else f"{head}data:"
 
 
+_C_ENCODER: Final = getattr(json_encoder, "c_make_encoder", None)
+_WRITE: Final = (
+    _ENCODER.encode
+    if _C_ENCODER is None
+    else partial(
+        _joined,
+        _C_ENCODER(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",",
+                   True, False, True),
+    )
+)  # fmt: skip
+"""``_ENCODER.encode``, by the C encoder it makes on each call, made once (no check for
+circular data: a stream's events are parsed JSON)."""
+
+
 def stream_text(events: Iterable[SseEvent]) -> str | None:
-    """The text of a whole stream (``None`` when an event has no line)."""
+    """The text of a whole stream (``None`` when an event has no line): ``event_line`` of
+    each event, the JSON of those with neither name nor id written in one go and
+    escaped (``json_line``) over the whole text at once."""
     lines: list[str] = []
+    write, events = _WRITE, tuple(events)
     for event in events:
+        if event.is_json and event.event is None and event.id is None:
+            lines.append(f"data: {write(event.data)}\n")
+            continue
         line = event_line(event)
         if line is None:
             return None
         lines.append(line + "\n")
-    return "".join(lines)
+    text = "".join(lines)
+    if _ESCAPED.search(text) is None:
+        return text
+    return "".join(f"{event_line(event)}\n" for event in events)  # escaped line by line
 
 
 def bad_line(text: str) -> int | None:

@@ -428,8 +428,9 @@ def load_wire_recording(path: Path, *, apis: Collection[str] | None = None) -> W
     return parse_wire_recording(text, path=str(path), apis=apis)
 
 
-def save_wire_recording(recording: WireRecording, path: Path) -> None:
-    """Write ``recording`` atomically (a reader sees the old file or the new one)."""
+def save_wire_recording(recording: WireRecording, path: Path, *, text: str | None = None) -> None:
+    """Write ``recording`` atomically (a reader sees the old file or the new one);
+    ``text``: its ``to_text()``, when the caller made it already."""
     data = recording.to_data()
     depth = nesting(data)
     if depth > WIRE_MAX_DEPTH:  # what the reader would refuse is never written
@@ -437,12 +438,16 @@ def save_wire_recording(recording: WireRecording, path: Path) -> None:
             f"nesting deeper than {WIRE_MAX_DEPTH} levels ({depth}); nothing written",
             path=str(path),
         )
-    atomic_write(path, dump(data), max_bytes=WIRE_MAX_BYTES)
+    atomic_write(path, dump(data) if text is None else text, max_bytes=WIRE_MAX_BYTES)
 
 
 def nesting(value: Any) -> int:
-    """How many mappings and lists deep ``value`` nests (iteratively: any depth)."""
+    """How many mappings and lists deep ``value`` nests (iteratively: any depth). A
+    container met again no deeper than before is not walked again: a recording whose
+    requests share their messages is walked in time linear in its distinct messages."""
     deepest, stack = 0, [(value, 1)]
+    walked: dict[int, int] = {}
+    """Each container walked (alive while ``value`` is), by identity: the depth it was at."""
     while stack:
         item, depth = stack.pop()
         if isinstance(item, Mapping):
@@ -451,6 +456,9 @@ def nesting(value: Any) -> int:
             children = item
         else:
             continue
+        if walked.get(id(item), 0) >= depth:
+            continue
+        walked[id(item)] = depth
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children)
     return deepest

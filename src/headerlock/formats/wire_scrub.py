@@ -153,9 +153,16 @@ class Scrubber:
             text = _JSON_TEXT.encode(value)
         except (TypeError, ValueError, RecursionError):
             return None
-        if any(core in text for core in self._cores) or may_hold_shaped(text):
-            return None
-        return text
+        return text if self.untouched_text(text) else None
+
+    def untouched_text(self, text: str) -> bool:
+        """Whether scrubbing changes nothing in data whose every string ``text`` holds as
+        that JSON writes it: the JSON itself (``clean_text``), or raw JSON with no
+        backslash (its strings are then in it as they are: a stream as received,
+        ``entry.scrub_response``)."""
+        if self.redact is not None or not self._plain:
+            return False
+        return not any(core in text for core in self._cores) and not may_hold_shaped(text)
 
     def data(self, value: Any) -> Any:
         """A copy of plain data with every string scrubbed, mapping keys included."""

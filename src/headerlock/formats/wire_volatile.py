@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from headerlock.formats.wire_recording import WireEntry, WireRecording
-from headerlock.formats.wire_response import WireResponse
+from headerlock.formats.wire_response import SseEvent, WireResponse
 from headerlock.formats.wire_scrub import IdTokens
 from headerlock.formats.wire_vocabulary import WireVocabulary, vocabulary
 
@@ -37,12 +37,18 @@ EPOCH_TEXT: Final = "2026-01-01T00:00:00Z"
 _PREFIX: Final = re.compile(r"^[A-Za-z]+[-_]")
 
 
+_SCALARS: Final = frozenset((str, int, float, bool, type(None)))
+"""The types of JSON's scalars: ``data`` gives them back as they are."""
+
+
 class _Normalizer:
     def __init__(self, words: WireVocabulary) -> None:
         self.ids = IdTokens()
         self.id_keys = words.response_ids
         self.times = words.times
         self.fixed = dict(words.fixed)
+        self.keys = frozenset((*self.id_keys, *self.times, *self.fixed))
+        """Every key whose value ``field`` may replace."""
 
     def id(self, value: str) -> str:
         found = _PREFIX.match(value)
@@ -50,11 +56,42 @@ class _Normalizer:
         return prefix + self.ids.token(value[len(prefix) :])
 
     def data(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is dict or kind is list:  # parsed JSON: a copy only where a value changes
+            return self._parsed(value)
         if isinstance(value, Mapping):
             return {k: self.field(k, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value
+
+    def _parsed(self, value: dict[str, Any] | list[Any]) -> Any:
+        """``data(value)`` for a dict or list: equal to the copy ``data`` makes, in the same
+        order (ids are numbered as they come), sharing every part that has nothing to
+        normalize (a stream's events are mostly such parts)."""
+        if type(value) is list:
+            items: list[Any] | None = None
+            for n, item in enumerate(value):
+                if type(item) not in _SCALARS:
+                    new = self.data(item)
+                    if new is not item:
+                        items = list(value) if items is None else items
+                        items[n] = new
+            return value if items is None else items
+        assert isinstance(value, dict)
+        changed: dict[str, Any] | None = None
+        keys = self.keys
+        for key, item in value.items():
+            if key in keys:
+                new = self.field(key, item)
+            elif type(item) not in _SCALARS:
+                new = self.data(item)
+            else:
+                continue
+            if new is not item:
+                changed = {} if changed is None else changed
+                changed[key] = new
+        return value if changed is None else {**value, **changed}
 
     def field(self, key: str, value: Any) -> Any:
         if key in self.id_keys and isinstance(value, str) and value:
@@ -73,11 +110,15 @@ class _Normalizer:
         if response.kind == "json":
             return replace(response, body=self.data(response.body))
         if response.kind == "events":
-            events = tuple(
-                replace(e, data=self.data(e.data)) if e.is_json else e for e in response.body
-            )
+            events = tuple(self._event(e) for e in response.body)
             return replace(response, body=events)
         return response
+
+    def _event(self, event: SseEvent) -> SseEvent:
+        if not event.is_json:
+            return event
+        data = self.data(event.data)
+        return event if data is event.data else SseEvent(data, True, event.event, event.id)
 
 
 def normalize_responses(recording: WireRecording) -> WireRecording:

@@ -9,19 +9,32 @@ A recording that changed since is not written: a ``RecordingRunError`` naming it
 
 The lock file is ``<temp dir>/headerlock-locks-<user>/<sha256 of the recording's real
 path>.lock``: one per recording, outside the project (nothing is added beside the
-recordings), shared by every process of the user on the machine.
+recordings), shared by every process of the user on the machine. On POSIX the lock is
+the ``flock`` that ``filelock`` takes on that file, taken directly (``filelock``'s
+bookkeeping cost more than a test's whole update; a session takes one or two per test):
+reentrant in a thread, exclusive between threads and processes, released by the kernel
+when the process dies. Elsewhere, or where ``flock`` is not supported, ``filelock`` takes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Final
+
+try:
+    import fcntl
+except ImportError:  # Windows: filelock takes every lock
+    fcntl = None  # type: ignore[assignment]
 
 from filelock import FileLock, Timeout
 
@@ -34,9 +47,21 @@ largest recording takes about a second)."""
 
 def lock_file(recording: Path) -> Path:
     """The lock file of ``recording`` (one per real path of the recording)."""
-    real = Path(os.path.realpath(recording.parent)) / recording.name
+    real = os.path.join(os.path.realpath(recording.parent), recording.name)
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:40]
-    return _lock_dir() / f"{digest}.lock"
+    return _checked_lock_dir() / f"{digest}.lock"
+
+
+_CHECKED: dict[str, Path] = {}
+"""The lock directory, once this process made sure it is its user's (by the temp dir)."""
+
+
+def _checked_lock_dir() -> Path:
+    temp = tempfile.gettempdir()
+    found = _CHECKED.get(temp)
+    if found is None:
+        found = _CHECKED[temp] = _lock_dir()
+    return found
 
 
 def _lock_dir() -> Path:
@@ -56,8 +81,11 @@ def recording_lock(recording: Path, *, timeout: float = TIMEOUT_SECONDS) -> Iter
     """Hold the lock of ``recording`` for the block (an ``OutputFileError`` naming the
     recording when it cannot be taken within ``timeout`` seconds)."""
     try:
-        lock = FileLock(lock_file(recording), timeout=timeout)
-        lock.acquire()
+        try:
+            release = _acquire(lock_file(recording), timeout)
+        except FileNotFoundError:  # the lock directory went away (a temp cleaner): again
+            _CHECKED.clear()
+            release = _acquire(lock_file(recording), timeout)
     except (Timeout, OSError) as error:
         raise OutputFileError(
             f"cannot lock it for writing ({error}); nothing written", path=str(recording)
@@ -65,7 +93,71 @@ def recording_lock(recording: Path, *, timeout: float = TIMEOUT_SECONDS) -> Iter
     try:
         yield
     finally:
-        lock.release()
+        release()
+
+
+def _acquire(path: Path, timeout: float) -> Callable[[], None]:
+    """Take the lock at ``path``; the function that lets go of it."""
+    if fcntl is None:
+        return _with_filelock(path, timeout)
+    held: dict[str, list[int]] = _HELD.__dict__.setdefault("locks", {})
+    key = str(path)
+    if key in held:  # this thread holds it already
+        held[key][1] += 1
+        return partial(_let_go, held, key)
+    fd = os.open(key, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        _flock(fd, timeout, key)
+    except OSError as error:
+        os.close(fd)
+        if isinstance(error, BlockingIOError) or error.errno not in _NO_FLOCK:
+            raise
+        return _with_filelock(path, timeout)  # a file system without flock
+    except BaseException:
+        os.close(fd)
+        raise
+    held[key] = [fd, 1]
+    return partial(_let_go, held, key)
+
+
+def _flock(fd: int, timeout: float, key: str) -> None:
+    assert fcntl is not None
+    deadline, pause = time.monotonic() + timeout, 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise Timeout(key) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
+def _let_go(held: dict[str, list[int]], key: str) -> None:
+    entry = held[key]
+    entry[1] -= 1
+    if entry[1]:
+        return
+    del held[key]
+    try:
+        assert fcntl is not None
+        fcntl.flock(entry[0], fcntl.LOCK_UN)
+    finally:
+        os.close(entry[0])
+
+
+def _with_filelock(path: Path, timeout: float) -> Callable[[], None]:
+    lock = FileLock(path, timeout=timeout)
+    lock.acquire()
+    return lock.release
+
+
+_HELD: Final = threading.local()
+"""The locks each thread holds: their file descriptors and how often each is held."""
+_NO_FLOCK: Final = frozenset(
+    e for e in (getattr(errno, n, None) for n in ("ENOLCK", "EOPNOTSUPP", "ENOTSUP")) if e
+)
 
 
 def write_unless_changed(

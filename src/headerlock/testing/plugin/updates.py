@@ -81,15 +81,16 @@ def note_matched(item: pytest.Item, path: Path) -> None:
 
 def stage(
     item: pytest.Item, path: Path, text: str, write: Callable[[], None] | None = None
-) -> None:
+) -> bool:
     """Write ``text`` to ``path`` once ``item`` has passed (``write`` does the writing;
-    default: an atomic write). Equal bytes on disk are left alone."""
+    default: an atomic write). Equal bytes on disk are left alone: whether it was staged."""
     updates = updates_of(item.config)
     if path.is_file() and path.read_bytes() == text.encode("utf-8", "surrogatepass"):
         updates.ledger.unchanged.add(_key(path))
-        return
+        return False
     action = write if write is not None else (lambda: atomic_write(path, text))
     item.stash.setdefault(_STAGED, []).append(Staged(path, text, action))
+    return True
 
 
 def stage_after(item: pytest.Item, path: Path, action: Callable[[], None]) -> None:
@@ -122,7 +123,21 @@ def recording_name_of(item: pytest.Item) -> str:
 
 
 def _key(path: Path) -> str:
-    return str(path.resolve())
+    """The ledger's key of a recording: its resolved path (an absolute one resolved once
+    per process: a session asks five times per test, and resolving reads every
+    directory of the path)."""
+    if not path.is_absolute():
+        return str(path.resolve())
+    key = _RESOLVED.get(path)
+    if key is None:
+        if len(_RESOLVED) >= MAX_RESOLVED:
+            _RESOLVED.clear()
+        key = _RESOLVED[path] = str(path.resolve())
+    return key
+
+
+_RESOLVED: dict[Path, str] = {}
+MAX_RESOLVED = 65_536
 
 
 def shown_path(path: Path | str) -> str:
@@ -168,6 +183,9 @@ class Updates:
         self._ran_on: dict[str, str | None] = {}
         """The xdist worker each item's reports came from (``None``: no worker)."""
         self._module_keys: dict[Path, PurePath] = {}
+        self.header_locks: set[Path] = set()
+        """The header locks this process's updates add to (``wire_headers``): each drops
+        the headers no recording refers to any more when the updates end."""
 
     @property
     def lost_workers(self) -> list[str]:
@@ -343,6 +361,7 @@ class Updates:
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """A worker hands its books to the controller; the deciding process finds the
         unused recordings and removes them when the session allows it."""
+        self._prune_header_locks()
         if self.is_worker:
             self.config.workeroutput[WORKER_OUTPUT] = self.ledger.to_data()  # type: ignore[attr-defined]
             return
@@ -368,12 +387,31 @@ class Updates:
             for space in self.ledger.spaces.values()
         )
         if self.update and self.problem is None and self.unused:
-            self.removed, self.remove_errors = remove(self.unused, root=self.recordings)
+            self.removed, errors = remove(self.unused, root=self.recordings)
+            self.remove_errors += errors
         warn_only = bool(getattr(self.config.option, "warn_unused_snapshots", False))
         if self.unused and not self.update and not warn_only and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.remove_errors and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _prune_header_locks(self) -> None:
+        """Each header lock this process added to keeps exactly the headers its directory's
+        recordings refer to (one read of the directory per lock, not one per test; a lock
+        is always a superset of them meanwhile, so an interrupted session loses nothing)."""
+        from headerlock.formats.header_lock import exclusive, merge_lock
+
+        for lock in sorted(self.header_locks):
+            if not lock.is_file():
+                continue
+            try:
+                with exclusive(lock):
+                    merge_lock(lock, {})
+            except (HeaderlockError, OSError) as error:
+                self.remove_errors.append(
+                    f"the headers no recording refers to from {shown_path(lock)}: {error}"
+                )
+        self.header_locks.clear()
 
     def _incomplete(self) -> set[str]:
         """The items whose books a lost worker took with it (every item when it is not

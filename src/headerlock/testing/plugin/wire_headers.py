@@ -1,9 +1,12 @@
 """The header lock on the pytest wire path: staging a test's recording with its headers.
 
 A recorded test's file is written once the test passed (``updates.stage``), under the
-header lock's cross-process lock; then its headers are merged into the directory's
-``headers.lock.yaml`` (``formats.header_lock.merge_lock``), also when the recording's
-bytes did not change (the lock may lack them). A failed test writes neither.
+header lock's cross-process lock, and its headers added to the directory's
+``headers.lock.yaml`` in the same hold (``formats.header_lock.add_to_lock``), also when
+the recording's bytes did not change (the lock may lack them). A failed test writes
+neither. The headers no recording refers to any more leave the lock when the session's
+updates end (``Updates.finish``: ``merge_lock``, which reads every recording of the
+directory once, not once per test).
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from typing import Any
 import pytest
 
 from headerlock.errors import ConfigError
-from headerlock.formats.header_lock import exclusive, merge_lock
+from headerlock.formats.header_lock import add_to_lock, exclusive, holds_all
 from headerlock.formats.wire_recording import WireRecording, save_wire_recording
 from headerlock.testing.plugin.session_notes import note_header_changes
-from headerlock.testing.plugin.updates import stage, stage_after
+from headerlock.testing.plugin.updates import stage, stage_after, updates_of
 from headerlock.testing.wire.lock import WireLock, pending_line
 from headerlock.testing.wire.run import WireRun
 
@@ -29,28 +32,40 @@ def stage_recording(item: pytest.Item, path: Path, wire_lock: WireLock) -> None:
     run, lock = wire_lock.run, wire_lock.header_lock
     assert run is not None and run.recording is not None
     recording, headers = run.recording, run.headers
-    stage(item, path, recording.to_text(), _writer(recording, path, lock))
+    text = recording.to_text()
+    staged = stage(item, path, text, _writer(recording, text, path, lock, headers))
     if lock is not None:
-        stage_after(item, lock, _merger(lock, headers))
+        updates_of(item.config).header_locks.add(lock)
+        if not staged:  # the recording is unchanged: its headers may still be missing
+            stage_after(item, lock, _adder(lock, headers))
 
 
-def _writer(recording: WireRecording, path: Path, lock: Path | None) -> Callable[[], None]:
+def _writer(
+    recording: WireRecording,
+    text: str,
+    path: Path,
+    lock: Path | None,
+    headers: Mapping[str, Mapping[str, Any]],
+) -> Callable[[], None]:
     def write() -> None:
         if lock is None:
-            save_wire_recording(recording, path)  # atomic: a reader sees old or new bytes
+            save_wire_recording(recording, path, text=text)  # atomic: old or new bytes
             return
-        with exclusive(lock):  # a header lock merge sees it written or not
-            save_wire_recording(recording, path)
+        with exclusive(lock):  # a header lock merge sees it written with its headers, or not
+            save_wire_recording(recording, path, text=text)
+            add_to_lock(lock, headers)
 
     return write
 
 
-def _merger(lock: Path, headers: Mapping[str, Mapping[str, Any]]) -> Callable[[], None]:
-    def merge() -> None:
+def _adder(lock: Path, headers: Mapping[str, Mapping[str, Any]]) -> Callable[[], None]:
+    def add() -> None:
+        if holds_all(lock, headers):  # no lock taken: its recording, on disk, keeps them
+            return
         with exclusive(lock):
-            merge_lock(lock, headers)
+            add_to_lock(lock, headers)
 
-    return merge
+    return add
 
 
 def header_notes(item: pytest.Item, run: WireRun, lock: WireLock) -> list[str]:

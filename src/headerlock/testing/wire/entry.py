@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from headerlock.formats import placeholders
+from headerlock.formats.sse import SseEvents, dump_json
 from headerlock.formats.wire_recording import WireEntry, WirePrefix, sorted_names
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
@@ -70,5 +71,20 @@ def scrub_response(response: WireResponse, scrubber: Scrubber) -> WireResponse:
         return replace(response, body=base64.b64encode(raw).decode("ascii"))
     if response.kind != "events":
         return replace(response, body=scrubber.data(response.body))
+    if isinstance(response.body, SseEvents) and _stream_kept(response.body, scrubber):
+        return response  # nothing in it to scrub: its events are kept as parsed
     events = tuple(replace(e, data=scrubber.data(e.data)) for e in response.body)
     return replace(response, body=events)
+
+
+def _stream_kept(events: SseEvents, scrubber: Scrubber) -> bool:
+    """Whether scrubbing would change no event of a parsed stream, told from its text
+    (one search per secret form, not one walk per event): the text as received when it
+    holds no backslash (every string of its JSON events is then in it as it is), else
+    the JSON events written out; a text event is checked as itself."""
+    if any(not e.is_json and scrubber.text(e.data) != e.data for e in events):
+        return False
+    text = events.text
+    if "\\" in text:
+        text = dump_json([e.data for e in events if e.is_json])
+    return scrubber.untouched_text(text)

@@ -37,6 +37,7 @@ from headerlock.formats.header_lock import (
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
 from headerlock.formats.secrets import env_secrets, secret_values
+from headerlock.formats.strict_yaml import paused_gc
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
     WireRecording,
@@ -220,7 +221,8 @@ class WireLock:
         if exc is not None and failure is None:
             return  # KeyboardInterrupt, cancellation: nothing to add
         if run.mode == "record":
-            self._finish_record(session, run, failure)
+            with paused_gc():  # the recording's objects are acyclic: no collection per event
+                self._finish_record(session, run, failure)
         else:
             self._finish_replay(session, run, failure)
 

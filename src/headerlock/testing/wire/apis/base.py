@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from headerlock.formats.sse import SSE_MEDIA_TYPE, iter_sse
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.tools import ToolSchema
@@ -301,6 +302,9 @@ def answer_problem(content_type: str | None, body: bytes) -> str | None:
     it is): the APIs answer JSON data (an object, or a list of them for a stream that
     is not SSE) or server-sent events; a proxy's HTML error page sent with HTTP 200 is
     neither."""
+    is_sse = (content_type or "").split(";")[0].strip().lower() == SSE_MEDIA_TYPE
+    if is_sse and any(e.is_json for e in iter_sse(body.decode("utf-8", errors="replace"))):
+        return None  # read up to the first JSON event only
     answer = WireResponse.from_http(200, content_type, body)
     if answer.kind == "json" and isinstance(answer.body, dict | list):
         return None

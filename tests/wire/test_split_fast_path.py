@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from headerlock.testing.wire.apis import model_api
 from headerlock.testing.wire.apis.base import DuplicateKeyError, _unique_keys
-from headerlock.testing.wire.spans import body_members
+from headerlock.testing.wire.spans import body_members, object_members
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TEXT = st.text(max_size=8) | st.sampled_from(['"', "\\", "}", "]", "{[", ",", ":", "é"])
@@ -140,3 +140,46 @@ def test_a_key_twice_in_a_repeated_long_member_is_found_the_first_time() -> None
         API.split(('{"model": "m", "tools": ' + tools + "}").encode())
     with pytest.raises(DuplicateKeyError):  # not remembered as checked
         API.split(('{"model": "m", "tools": ' + tools + "}").encode())
+
+
+def _conversation(messages: list[Any], separators: tuple[str, str] = (",", ":")) -> bytes:
+    return json.dumps({"model": "m", "messages": messages}, separators=separators).encode()
+
+
+@PROPERTY
+@given(
+    turns=st.lists(st.lists(JSON, min_size=1, max_size=3), min_size=1, max_size=5),
+    separators=SEPARATORS,
+)
+def test_a_growing_conversation_splits_as_each_whole_body_parses(
+    turns: list[list[Any]], separators: tuple[str, str]
+) -> None:
+    messages: list[Any] = [{"role": "user", "content": "x" * 1100}]  # long: remembered
+    for turn in turns:
+        messages = messages + turn
+        body = _conversation(messages, separators)
+        assert API.split(body).messages == _whole(body)["messages"]
+        assert list(body_members(body).values()) == list(object_members(body).values())
+
+
+def test_a_key_twice_in_a_new_message_of_a_grown_conversation_is_found() -> None:
+    first = [{"role": "user", "content": "x" * 1100}]
+    API.split(_conversation(first))
+    grown = _conversation(first)[:-2] + b',{"role":"tool","role":"user"}]}'
+    with pytest.raises(DuplicateKeyError):
+        API.split(grown)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('[{"a":"' + "x" * 1100 + '"},12]', '[{"a":"' + "x" * 1100 + '"},123]'),  # a longer number
+        ('[{"a":"' + "x" * 1100 + '"},"s"]', '[{"a":"' + "x" * 1100 + '"},"s" ,1]'),
+        ('[{"a":"' + "x" * 1100 + '"}]', '[{"a":"' + "x" * 1100 + '"}  ]'),
+    ],
+)
+def test_an_array_is_taken_as_grown_only_past_whole_elements(before: str, after: str) -> None:
+    API.split(('{"messages":' + before + "}").encode())
+    body = ('{"messages":' + after + "}").encode()
+    assert API.split(body).messages == json.loads(after)
+    assert body_members(body)["messages"] == (12, len(body) - 1)

@@ -142,17 +142,53 @@ def _members(raw: bytes, start: int, *, strict: bool) -> dict[str, Span]:
 
 def _end(raw: bytes, text: str, i: int, key: str) -> int:
     """The end of the value at ``raw[i]``, a member named ``key``; a long container's
-    bytes are remembered under ``key``, and when they come again they are not scanned
-    (a complete container ends with its closing bracket)."""
+    bytes are remembered under ``key``: when they come again they are not scanned (a
+    complete container ends with its closing bracket), and an array that only grew (a
+    conversation) has only its new elements scanned."""
     if raw[i : i + 1] not in (b"{", b"["):
         return value_end(raw, i, text)
     recent = _RECENT.get(key)
-    if recent is not None and raw.startswith(recent, i):
-        return i + len(recent)
-    end = value_end(raw, i, text)
+    end: int | None = None
+    if recent is not None:
+        if raw.startswith(recent, i):
+            return i + len(recent)
+        later = grown_from(raw, i, recent)
+        if later is not None:
+            end = _rest_end(raw, text, later)
+    if end is None:
+        end = value_end(raw, i, text)
     if end - i >= _RECENT_MIN and (key in _RECENT or len(_RECENT) < _RECENT_NAMES):
         _RECENT[key] = raw[i:end]
     return end
+
+
+def grown_from(raw: bytes, i: int, before: bytes) -> int | None:
+    """Where the array at ``raw[i]`` goes on past the elements of ``before`` (a whole
+    array with at least one element), when it starts with them byte for byte: the
+    offset after them (``None`` when it does not)."""
+    head = before[:-1]
+    if before[:1] != b"[" or before[-1:] != b"]" or head.rstrip(_WS) == b"[":
+        return None
+    after = i + len(head)
+    if not raw.startswith(head, i) or raw[after : after + 1] not in _AFTER_ELEMENT:
+        return None
+    return after
+
+
+_AFTER_ELEMENT: Final = (b" ", b"\t", b"\r", b"\n", b",", b"]")
+"""What may follow the last element of an array (an element ``12`` is not ``123``'s)."""
+
+
+def _rest_end(raw: bytes, text: str, i: int) -> int | None:
+    """The end of an array whose elements before ``raw[i]`` are known: its later ones
+    scanned (``None`` when what follows is not ``, element ...]``)."""
+    i = _skip(raw, i)
+    while raw[i : i + 1] == b",":
+        i = _skip(raw, i + 1)
+        if i >= len(raw) or raw[i : i + 1] in (b"]", b","):
+            return None
+        i = _skip(raw, value_end(raw, i, text))
+    return i + 1 if raw[i : i + 1] == b"]" else None
 
 
 def array_elements(raw: bytes, start: int = 0, limit: int | None = None) -> list[Span]:

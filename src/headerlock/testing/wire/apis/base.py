@@ -28,6 +28,7 @@ from headerlock.testing.wire.spans import (
     Span,
     array_elements,
     body_members,
+    grown_from,
     object_members,
 )
 
@@ -272,13 +273,26 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
     for key, (start, end) in spans.items():
         raw = body[start:end]
         text = raw.decode("utf-8")
-        if end - start >= _CHECKED_MIN and _CHECKED.get(key) == raw:
-            data[key] = json.loads(text)
+        if end - start < _CHECKED_MIN:
+            data[key] = json.loads(text, object_pairs_hook=_unique_keys)
             continue
-        data[key] = json.loads(text, object_pairs_hook=_unique_keys)
-        if end - start >= _CHECKED_MIN and (key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES):
+        held = _CHECKED.get(key)
+        later = None if held is None or held == raw else grown_from(raw, 0, held)
+        if held == raw:
+            data[key] = json.loads(text)
+        elif later is not None:  # a conversation that grew: only its new messages checked
+            data[key] = json.loads(text)
+            rest = raw[later:].lstrip(_WHITE_SPACE)
+            if rest[:1] == b",":
+                json.loads(b"[" + rest[1:], object_pairs_hook=_unique_keys)
+        else:
+            data[key] = json.loads(text, object_pairs_hook=_unique_keys)
+        if key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES:
             _CHECKED[key] = raw
     return data
+
+
+_WHITE_SPACE: Final = b" \t\r\n"
 
 
 _NAMED: dict[str, tuple[bytes, tuple[str, ...]]] = {}

@@ -56,3 +56,29 @@ def test_scrubbers_of_the_same_secrets_share_their_forms() -> None:
     assert one.text(f"Bearer {KEY}") == "Bearer <<secret>>" == two.text(f"Bearer {KEY}")
     other = Scrubber.of([KEY + "-other"])
     assert other.text(f"{KEY}-other") == "<<secret>>"
+
+
+def test_a_requests_secrets_follow_the_registry_and_the_signing_secrets() -> None:
+    from dataclasses import replace
+
+    from headerlock.formats import vocabulary_source, wire_vocabulary
+    from headerlock.formats.secrets import request_secrets
+
+    headers = (("x-toy-credential", "toy-secret-value-123"),)
+    assert "toy-secret-value-123" not in request_secrets(headers, "http://h/v1")
+    before = wire_vocabulary.vocabulary()
+    toy = replace(
+        before,
+        credentials=replace(before.credentials, headers=("x-toy-credential",)),
+    )
+    vocabulary_source.SOURCES.insert(0, lambda: toy)
+    try:
+        assert "toy-secret-value-123" in request_secrets(headers, "http://h/v1")
+    finally:
+        vocabulary_source.SOURCES.pop(0)
+    assert "toy-secret-value-123" not in request_secrets(headers, "http://h/v1")
+    add_signing_secrets(["signing-secret-for-a-request"])
+    try:
+        assert "signing-secret-for-a-request" in request_secrets(headers, "http://h/v1")
+    finally:
+        secrets._signing.remove("signing-secret-for-a-request")

@@ -207,15 +207,19 @@ def request_secrets(headers: tuple[tuple[str, str], ...], url: str) -> tuple[str
     """The secrets a request carries: its credential headers' values and its URL's
     credentials (``header_secrets``, ``url_secrets``), and those an AWS request was
     signed with (``signing_secrets``)."""
-    return _request_secrets(headers, url, tuple(_signing))
+    return _request_secrets(headers, url, tuple(_signing), _known().declared)
 
 
 @functools.lru_cache(maxsize=64)
 def _request_secrets(
-    headers: tuple[tuple[str, str], ...], url: str, signing: tuple[str, ...]
+    headers: tuple[tuple[str, str], ...],
+    url: str,
+    signing: tuple[str, ...],
+    declared: Credentials,
 ) -> tuple[str, ...]:
-    """``request_secrets`` of these headers and URL: found once, not for every request
-    and again when its lock closes (an agent sends the same credentials every time)."""
+    """``request_secrets`` of these headers and URL under the registry's ``declared``
+    credentials: found once, not for every request and again when its lock closes (an
+    agent sends the same credentials every time)."""
     return (*header_secrets(headers), *url_secrets(url), *signing)
 
 

@@ -295,7 +295,7 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
 _WHITE_SPACE: Final = b" \t\r\n"
 
 
-_NAMED: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+_NAMED: dict[str, tuple[ModelApi, bytes, tuple[str, ...]]] = {}
 """Per API, the bytes of the last long tool list named, and its names."""
 
 
@@ -303,11 +303,11 @@ def _names_of(api: ModelApi, tools: Any, raw: bytes) -> list[str]:
     """``api.tool_names(tools)`` (``raw``: the tools' bytes as sent), found once while
     the bytes repeat."""
     held = _NAMED.get(api.name)
-    if held is not None and held[0] == raw and raw:
-        return list(held[1])
+    if held is not None and held[0] is api and held[1] == raw and raw:
+        return list(held[2])
     names = api.tool_names(tools)
     if len(raw) >= _CHECKED_MIN:
-        _NAMED[api.name] = (raw, tuple(names))
+        _NAMED[api.name] = (api, raw, tuple(names))
     return names
 
 

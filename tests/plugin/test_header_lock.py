@@ -402,3 +402,21 @@ def test_a_lock_missing_a_header_gets_it_back_from_an_unchanged_recording(
     lock.unlink()
     project.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=4)
     assert lock.read_bytes() == before
+
+
+def test_an_update_whose_writes_all_fail_leaves_the_header_lock_as_it_was(
+    project: pytest.Pytester,
+) -> None:
+    lock = project.path.joinpath(*LOCK)
+    before = lock.read_bytes()
+    recordings = [p for p in lock.parent.glob("*.yaml") if p != lock]
+    assert recordings
+    outside = [project.path / f"outside-{p.name}" for p in recordings]
+    for path, target in zip(recordings, outside, strict=True):  # a link is not written through
+        target.write_text("not a recording\n")
+        path.unlink()
+        path.symlink_to(target)
+    result = project.runpytest_inprocess("--snapshot-update")
+    assert result.ret != 0 and "is a symbolic link" in result.stdout.str()
+    assert lock.read_bytes() == before  # its headers were not pruned by the failed update
+    assert all(target.read_text() == "not a recording\n" for target in outside)

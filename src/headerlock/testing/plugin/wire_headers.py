@@ -33,11 +33,10 @@ def stage_recording(item: pytest.Item, path: Path, wire_lock: WireLock) -> None:
     assert run is not None and run.recording is not None
     recording, headers = run.recording, run.headers
     text = recording.to_text()
-    staged = stage(item, path, text, _writer(recording, text, path, lock, headers))
-    if lock is not None:
-        updates_of(item.config).header_locks.add(lock)
-        if not staged:  # the recording is unchanged: its headers may still be missing
-            stage_after(item, lock, _adder(lock, headers))
+    pruned = updates_of(item.config).header_locks
+    staged = stage(item, path, text, _writer(recording, text, path, lock, headers, pruned))
+    if lock is not None and not staged:  # an unchanged recording: its headers may be missing
+        stage_after(item, lock, _adder(lock, headers, pruned))
 
 
 def _writer(
@@ -46,6 +45,7 @@ def _writer(
     path: Path,
     lock: Path | None,
     headers: Mapping[str, Mapping[str, Any]],
+    pruned: set[Path],
 ) -> Callable[[], None]:
     def write() -> None:
         if lock is None:
@@ -54,13 +54,17 @@ def _writer(
         with exclusive(lock):  # a header lock merge sees it written with its headers, or not
             save_wire_recording(recording, path, text=text)
             add_to_lock(lock, headers)
+        pruned.add(lock)  # only once a write succeeded: a failed update prunes nothing
 
     return write
 
 
-def _adder(lock: Path, headers: Mapping[str, Mapping[str, Any]]) -> Callable[[], None]:
+def _adder(
+    lock: Path, headers: Mapping[str, Mapping[str, Any]], pruned: set[Path]
+) -> Callable[[], None]:
     def add() -> None:
-        if holds_all(lock, headers):  # no lock taken: its recording, on disk, keeps them
+        pruned.add(lock)  # its test passed, its recording on disk keeps its headers
+        if holds_all(lock, headers):  # no lock taken
             return
         with exclusive(lock):
             add_to_lock(lock, headers)

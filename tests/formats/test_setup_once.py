@@ -82,3 +82,27 @@ def test_a_requests_secrets_follow_the_registry_and_the_signing_secrets() -> Non
         assert "signing-secret-for-a-request" in request_secrets(headers, "http://h/v1")
     finally:
         secrets._signing.remove("signing-secret-for-a-request")
+
+
+def test_held_secrets_read_the_environment_once_for_this_thread_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    from headerlock.formats.secrets import held_secrets, secret_values
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    seen: list[bool] = []
+    with held_secrets() as table:
+        assert table[KEY] == "OPENAI_API_KEY"
+        monkeypatch.setenv("OPENAI_API_KEY", KEY + "-rotated")
+        assert KEY in secret_env() and KEY in secret_values()  # the table of the block's start
+        assert find_secret({"a": KEY}) == ("a", "OPENAI_API_KEY")
+        other = threading.Thread(target=lambda: seen.append(KEY + "-rotated" in secret_env()))
+        other.start()
+        other.join()
+        with held_secrets() as inner:  # a nested block keeps the outer table
+            assert KEY in inner
+        assert KEY in secret_env()
+    assert seen == [True]  # another thread reads the environment as it is
+    assert KEY not in secret_env() and KEY + "-rotated" in secret_env()

@@ -453,3 +453,19 @@ def test_the_books_travel_between_workers() -> None:
     assert session_problem(one, green, exitstatus=0) == (
         "1 collected item was not selected (-k, -m, --deselect or node ids)"
     )
+
+
+def test_a_relative_recording_path_is_keyed_from_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from headerlock.testing.plugin.updates import _key
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    monkeypatch.chdir(tmp_path / "a")
+    assert _key(Path("x.yaml")) == str((tmp_path / "a" / "x.yaml").resolve())
+    monkeypatch.chdir(tmp_path / "b")  # the same relative path, another file
+    assert _key(Path("x.yaml")) == str((tmp_path / "b" / "x.yaml").resolve())
+    monkeypatch.chdir(tmp_path / "link")  # through a link: the file it leads to
+    assert _key(Path("x.yaml")) == str((tmp_path / "a" / "x.yaml").resolve())

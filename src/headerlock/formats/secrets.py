@@ -27,7 +27,9 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit
@@ -128,13 +130,35 @@ def redact_env(names: Iterable[str], *, source: str = "--redact-env") -> Callabl
 
 
 def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each secret value (longest first) and the environment variable it came from."""
+    """Each secret value (longest first) and the environment variable it came from
+    (inside ``held_secrets``, this thread's table of when it began)."""
+    if environ is None:
+        held: dict[str, str] | None = getattr(_hold, "table", None)
+        if held is not None:
+            return dict(held)
     env = os.environ if environ is None else environ
     known = credentials()
     listed = (*known.env, *_registered_env, *env_names(env.get(REDACT_ENV_VAR, "")))
     named = tuple((name, env.get(name) or "") for name in listed)
     urls = tuple((name, env.get(name) or "") for name in known.url_env)
     return dict(_secret_table(known, named, urls, tuple(_signing)))
+
+
+_hold = threading.local()
+
+
+@contextmanager
+def held_secrets() -> Iterator[dict[str, str]]:
+    """Read ``secret_env()`` once and give that table to every ``secret_env()`` and
+    ``secret_values()`` of this thread until the block ends (a test's lock opens in a
+    few steps that each ask: the environment is read once, not in each)."""
+    outer: dict[str, str] | None = getattr(_hold, "table", None)
+    table = secret_env() if outer is None else outer
+    _hold.table = table
+    try:
+        yield dict(table)
+    finally:
+        _hold.table = outer
 
 
 @functools.lru_cache(maxsize=16)

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -123,11 +124,11 @@ def recording_name_of(item: pytest.Item) -> str:
 
 
 def _key(path: Path) -> str:
-    """The ledger's key of a recording: its resolved path (an absolute one resolved once
-    per process: a session asks five times per test, and resolving reads every
-    directory of the path)."""
+    """The ledger's key of a recording: its resolved path, resolved once per process for
+    each absolute path (a relative one is taken from the current directory first): a
+    session asks five times per test, and resolving reads every directory of the path."""
     if not path.is_absolute():
-        return str(path.resolve())
+        path = Path(os.getcwd(), path)
     key = _RESOLVED.get(path)
     if key is None:
         if len(_RESOLVED) >= MAX_RESOLVED:

@@ -46,7 +46,7 @@ from headerlock.errors import (
     WireMismatch,
 )
 from headerlock.formats.header_lock import LOCK_NAME
-from headerlock.formats.secrets import env_secrets, secret_env, secret_values
+from headerlock.formats.secrets import env_secrets, held_secrets, secret_env, secret_values
 from headerlock.formats.wire_scrub import Scrubber
 from headerlock.testing.plugin.call_phase import OPEN, NotRun, interrupted, rule, rule_setup
 from headerlock.testing.plugin.flake_probe import dump, probe_dir, probe_lock
@@ -268,7 +268,8 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
     marker = wire_marker(item)
     options = marker.options
     mode = record_mode(item.config, options.mode if marker.mode_given else None)
-    update = records(mode, exists=path.is_file())
+    exists = path.is_file()
+    update = records(mode, exists=exists)
     pinned = item.get_closest_marker(PIN_MARKER) is not None
     header_class = classes_of(item.config).class_of(item)
     if len(header_class.pins) > 1:
@@ -302,7 +303,7 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
         except ConfigError as error:
             raise ConfigError(f"{item.nodeid}: @pytest.mark.{MARKER}: {error}") from None
         return opened(item, lock, path, update=True)
-    if not path.is_file():
+    if not exists:
         raise MissingRecordingError(
             f"no wire recording at {path.as_posix()}; record it with: {record_test_command(item)}",
             scenario=item.nodeid,
@@ -337,7 +338,8 @@ def _open(item: pytest.Item, path: Path) -> OpenLock:
 def _opened(item: pytest.Item) -> OpenLock | str:
     """The test's open lock, or why it cannot open (a missing recording, a bad marker)."""
     try:
-        return _open(item, claim_recording(item, fixture=FIXTURE))
+        with held_secrets():  # the environment's secrets, read once for the steps below
+            return _open(item, claim_recording(item, fixture=FIXTURE))
     except HeaderlockError as error:
         return f"{type(error).__name__}: {error}"
 

@@ -127,17 +127,16 @@ def _key(path: Path) -> str:
     """The ledger's key of a recording: its resolved path, resolved once per process for
     each absolute path (a relative one is taken from the current directory first): a
     session asks five times per test, and resolving reads every directory of the path."""
-    if not path.is_absolute():
-        path = Path(os.getcwd(), path)
-    key = _RESOLVED.get(path)
+    where = os.path.join(os.getcwd(), path)  # an absolute path stays as it is
+    key = _RESOLVED.get(where)
     if key is None:
         if len(_RESOLVED) >= MAX_RESOLVED:
             _RESOLVED.clear()
-        key = _RESOLVED[path] = str(path.resolve())
+        key = _RESOLVED[where] = str(Path(where).resolve())
     return key
 
 
-_RESOLVED: dict[Path, str] = {}
+_RESOLVED: dict[str, str] = {}
 MAX_RESOLVED = 65_536
 
 

@@ -141,6 +141,24 @@ def test_a_recording_holding_a_known_secret_is_refused_on_replay_and_diff(
     assert "Traceback" not in result.stderr
 
 
+def test_a_recording_replayed_before_its_secret_was_known_is_refused_once_it_is(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "leak.yaml"
+    client = openai.OpenAI(base_url=model_server.base_url, api_key=KEY, max_retries=0)
+    model_server.script([{"text": "a harmless answer"}])
+    with lock(path, mode="record"):
+        _ask(client)
+    env_key = "sk-proj-hand-edited-0000000002"
+    path.write_text(path.read_text().replace("a harmless answer", f"the key is {env_key}"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with lock(path):  # read (and remembered) while the value is no secret: green
+        _ask(client)
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)  # the same file, read again: refused
+    with pytest.raises(WireRecordingError, match="holds the value of OPENAI_API_KEY"):
+        lock(path).__enter__()
+
+
 def _echo(hit: Hit) -> Answer:
     """A chat completion whose text echoes the path, the query and the authorization."""
     text = f"you called {hit.path} with {hit.query} as {hit.headers.get('authorization')}"

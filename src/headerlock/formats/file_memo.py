@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Final, Generic, TypeVar
 
 T = TypeVar("T")
@@ -32,12 +32,15 @@ class FileMemo(Generic[T]):
 
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         self._size = size
-        self._kept: dict[str, tuple[Stamp, T]] = {}
+        self._kept: dict[str, tuple[Stamp, Hashable, T]] = {}
         self._guard = threading.Lock()
 
-    def get(self, path: str | os.PathLike[str], read: Callable[[], T]) -> T:
+    def get(
+        self, path: str | os.PathLike[str], read: Callable[[], T], *, context: Hashable = None
+    ) -> T:
         """``read()``'s value for the file at ``path``: kept from an earlier call while
-        the file's stamp is unchanged. When ``path`` cannot be stat'ed, ``read()`` runs
+        the file's stamp and the ``context`` the value also depends on (the secrets a
+        read refuses) are unchanged. When ``path`` cannot be stat'ed, ``read()`` runs
         (and raises its own error) and nothing is kept."""
         key = os.fspath(path)
         try:
@@ -46,14 +49,14 @@ class FileMemo(Generic[T]):
             return read()
         with self._guard:
             held = self._kept.get(key)
-        if held is not None and held[0] == now:
-            return held[1]
+        if held is not None and held[0] == now and held[1] == context:
+            return held[2]
         value = read()
         with self._guard:
             self._kept.pop(key, None)
             if len(self._kept) >= self._size:
                 del self._kept[next(iter(self._kept))]
-            self._kept[key] = (now, value)
+            self._kept[key] = (now, context, value)
         return value
 
     def clear(self) -> None:

@@ -36,7 +36,7 @@ from headerlock.formats.header_lock import (
     write_pending_lock,
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
-from headerlock.formats.secrets import env_secrets, secret_values
+from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.strict_yaml import paused_gc
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
@@ -389,9 +389,11 @@ _RECORDINGS: Final[FileMemo[WireRecording]] = FileMemo()
 
 
 def _load(path: Path) -> WireRecording:
-    """``load_wire_recording(path)``, read again only when the file changed (a recording
-    replayed by several locks, as a wire scenario's runs do, is parsed once)."""
-    return _RECORDINGS.get(path, lambda: load_wire_recording(path, apis=NAMES))
+    """``load_wire_recording(path)``, read again only when the file or the secrets it is
+    checked for changed (a recording replayed by several locks, as a wire scenario's
+    runs do, is parsed once)."""
+    secrets = tuple(secret_env())
+    return _RECORDINGS.get(path, lambda: load_wire_recording(path, apis=NAMES), context=secrets)
 
 
 def _previous(path: Path) -> WireRecording | None:

@@ -219,6 +219,9 @@ def test_files(tmp_path: Path) -> None:
     bom = tmp_path / "bom.yaml"
     bom.write_bytes(b"\xef\xbb\xbfa: 1\r\nb: |\r\n  x\r\n  y\r\n")
     assert load_file(bom) == {"a": 1, "b": "x\ny\n"}
+    bom.write_bytes(b"\xef\xbb\xbfa: caf\xe9\n")  # the offset counts the BOM's bytes too
+    with pytest.raises(YamlError, match=r"not UTF-8 text \(byte 0xe9 at offset 9\)"):
+        load_file(bom)
     with pytest.raises(YamlError, match="no such file"):
         load_file(tmp_path / "missing.yaml")
     with pytest.raises(YamlError, match="more than the limit of 10"):

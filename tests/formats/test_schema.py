@@ -22,7 +22,7 @@ def test_every_kind_has_one_version_and_a_step_from_each_older_one() -> None:
         "wire", "scenario", "header-lock", "fixture", "manifest"]  # fmt: skip
     for kind in schema.KINDS:
         assert sorted(kind.steps) == list(range(kind.oldest(), kind.version))
-    assert wire_recording.WIRE_FORMAT_VERSION == schema.WIRE.version == 2
+    assert wire_recording.WIRE_FORMAT_VERSION == schema.WIRE.version == 3
     assert schema.SCENARIO.version == recording.FORMAT_VERSION
     assert schema.HEADER_LOCK.version == header_lock.LOCK_VERSION
     assert schema.MANIFEST.version == manifest.FORMAT_VERSION

@@ -199,7 +199,7 @@ def _set(path: str, value: Any, *, pinned: bool = False) -> dict[str, Any]:
     [
         ([], "recording: must be a mapping, got list"),
         (_set("kind", "recording"), "kind: must be 'wire', got 'recording'"),
-        (_set("version", 3), "version: wire format version 3 is newer than this headerlock"),
+        (_set("version", 4), "version: wire format version 4 is newer than this headerlock"),
         (_set("version", 0), "version: unknown wire format version 0 (this headerlock reads 1"),
         (_set("extra", 1), "recording.extra: unknown key"),
         (_set("requests.0.api", "gemini"), "requests[0].api: unknown api 'gemini'"),

@@ -76,7 +76,7 @@ def test_migrate_writes_what_a_fresh_record_writes(tmp_path: Path) -> None:
     assert old.read_bytes() == V1.read_bytes()  # --check changes nothing
     assert main(["migrate", str(tmp_path / "recordings")]) == 0
     text = old.read_text()
-    assert "version: 2" in text and "events:" not in text
+    assert "version: 3" in text and "events:" not in text
     assert "    stream: |\n      event: message_start data: {" in text  # one event per line
     assert "\n      event: contentBlockDelta data: {" in text  # Bedrock's frames, as text
     with serve() as server:
@@ -97,7 +97,7 @@ def test_migrate_leaves_other_files_alone_and_names_what_it_cannot_read(
     recordings = tmp_path / "recordings"
     recordings.mkdir()
     shutil.copy(V1, recordings / "old.yaml")
-    newer = V1.read_text().replace("\nversion: 1\n", "\nversion: 3\n")
+    newer = V1.read_text().replace("\nversion: 1\n", "\nversion: 4\n")
     (recordings / "newer.yaml").write_text(newer)
     (recordings / "broken.yaml").write_text("kind: wire\nkind: wire\n")
     foreign = "name: not headerlock's\nversion: 1\n"
@@ -106,8 +106,8 @@ def test_migrate_leaves_other_files_alone_and_names_what_it_cannot_read(
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{recordings.as_posix()}/broken.yaml: line 2: duplicate key 'kind' (first at line 1)",
-        f"{recordings.as_posix()}/newer.yaml: wire format version 3 is newer than this"
-        " headerlock reads (2); upgrade headerlock",
+        f"{recordings.as_posix()}/newer.yaml: wire format version 4 is newer than this"
+        " headerlock reads (3); upgrade headerlock",
         f"{recordings.as_posix()}/old.yaml: wire format version 1 -> migrated",
         "1 migrated, 0 current, 1 not headerlock's (left alone), 2 failed",
     ]
@@ -130,7 +130,7 @@ def test_a_pending_file_is_migrated_and_stays_reviewable(tmp_path: Path) -> None
     pending = write_pending(recording, V1.read_text())
     assert main(["migrate", "--check", str(tmp_path)]) == 1
     assert main(["migrate", str(tmp_path)]) == 0
-    assert "version: 2" in pending.read_text()
+    assert "version: 3" in pending.read_text()
     assert main(["review", "--recordings", str(tmp_path), "--accept", str(pending)]) == 0
     assert recording.read_text().count("stream: |") == 5
 

@@ -4,7 +4,7 @@ that bring an older file to the current version.
 =====================  ==========================  =========  =========================
 kind                   where                       version    how a file says so
 =====================  ==========================  =========  =========================
-``wire``               ``recordings/**/*.yaml``    2          ``kind: wire``, ``version``
+``wire``               ``recordings/**/*.yaml``    3          ``kind: wire``, ``version``
 ``scenario``           ``recordings/<name>.yaml``  1          ``version`` (no ``kind``)
 ``header-lock``        ``headers.lock.yaml``       1          ``kind: header-lock``
 ``fixture``            ``fixtures/<name>.yaml``    1          ``version`` (optional: 1)
@@ -19,6 +19,9 @@ the current one is refused with the file named: this headerlock cannot know it.
 
 Wire version 2 (streams as text): a stream's ``events`` list of flow mappings became
 its ``stream`` text, one event per line (``stream_text``), served without parsing.
+Wire version 3 (continuations): a request whose messages begin with an earlier
+request's whole list may say ``continues: N`` and list only the messages after it
+(``wire_recording``); a version 2 file, every list whole, is version 3 data as it is.
 """
 
 from __future__ import annotations
@@ -101,7 +104,12 @@ def wire_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-WIRE: Final = FileKind("wire", 2, "wire", {1: wire_1_to_2})
+def wire_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Wire version 2 to 3: the same data (a request may only now continue an earlier one)."""
+    return {**data, "version": 3}
+
+
+WIRE: Final = FileKind("wire", 3, "wire", {1: wire_1_to_2, 2: wire_2_to_3})
 SCENARIO: Final = FileKind("scenario", 1, "recording")
 HEADER_LOCK: Final = FileKind("header-lock", 1, "header lock")
 FIXTURE: Final = FileKind("fixture", 1, "fixture")

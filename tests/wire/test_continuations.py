@@ -23,7 +23,7 @@ from hypothesis import given, strategies as st
 import headerlock.testing.plugin.wire_fixture  # noqa: F401  (loaded once: in-process runs reuse it)
 from headerlock.cli import main
 from headerlock.errors import WireRecordingError
-from headerlock.formats import canonical_read, wire_recording
+from headerlock.formats import canonical_read, wire_continuations
 from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.wire_recording import (
     WIRE_MAX_DEPTH,
@@ -128,7 +128,7 @@ def test_a_growing_session_is_written_as_continuations_and_replays_green(
     text = path.read_text()
     recording = load_wire_recording(path)
     data = canonical_read.read(text, max_depth=WIRE_MAX_DEPTH)  # the fast path takes it
-    assert data is not None and data["version"] == 3
+    assert isinstance(data, dict) and data["version"] == 3
     written = data["requests"]
     assert [r.get("continues") for r in written] == [None, 1, 2, 3, 4, 5]
     assert [len(r["messages"]) for r in written] == [1, 2, 2, 2, 2, 2]  # only the new ones
@@ -289,8 +289,8 @@ def test_a_chain_that_would_repeat_too_much_is_refused_before_it_expands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A short file cannot expand into more messages than a version 2 file at the size
-    limit lists (``WIRE_MAX_REPEATS``, lowered here): the request that passes it is named."""
-    monkeypatch.setattr(wire_recording, "WIRE_MAX_REPEATS", 100)
+    limit lists (``MAX_REPEATS``, lowered here): the request that passes it is named."""
+    monkeypatch.setattr(wire_continuations, "MAX_REPEATS", 100)
     entries = [_entry([{"n": 0}])] + [_entry([{"n": n}], continues=n) for n in range(1, 20)]
     path = tmp_path / "chain.yaml"
     path.write_text(_text(*entries))
@@ -300,7 +300,6 @@ def test_a_chain_that_would_repeat_too_much_is_refused_before_it_expands(
         f"{path}: requests[14].continues: the continuations repeat more than 100 earlier"
         " messages in all (the limit of a wire recording)"
     )  # 1 + 2 + ... + 14 = 105 > 100
-    assert wire_recording.WIRE_MAX_REPEATS == 100
 
 
 # -- what is written reads back whole --------------------------------------------------
@@ -335,7 +334,9 @@ def sessions(draw: st.DrawFn) -> list[Any]:
 def _recording(message_lists: list[Any]) -> WireRecording:
     response = WireResponse(200, "application/json", "json", {})
     entries = tuple(
-        WireEntry("openai.chat", "/v1/x", {}, "<<system>>", "<<tools>>", (), None, m, None, response)
+        WireEntry(
+            "openai.chat", "/v1/x", {}, "<<system>>", "<<tools>>", (), None, m, None, response
+        )
         for m in message_lists
     )
     return WireRecording(False, entries)

@@ -10,15 +10,9 @@ with ids tokenized, and the response: status, content type and a ``json`` body, 
 ``http:`` keeps the other traffic (``wire_http``). An unpinned entry keeps only what
 replay compares: no prefix hash (older files that have one are read and the hash
 dropped). An older format version is read through the steps of ``schema.WIRE``
-(``WireRecording.migrated_from`` says so).
-
-Continuations (version 3): an agent session sends its whole conversation again with
-every request. A request whose messages begin with an earlier request's whole list (at
-least one message; the latest such request, compared as written: scrubbed, ids
-tokenized) is written ``continues: N``, N that request's number (from 1, as every
-report numbers requests), and ``messages:`` only the ones after it; a session then
-takes space linear in its messages. Reading expands each in file order: every entry
-holds its whole list (the earlier request's message objects shared, read-only).
+(``WireRecording.migrated_from`` says so). A request whose messages begin with an
+earlier request's whole list is written as its continuation (``continues: N`` and only
+the messages after N's: ``wire_continuations``); every entry read holds its whole list.
 """
 
 from __future__ import annotations
@@ -40,6 +34,7 @@ from headerlock.formats.canonical_yaml import dump
 from headerlock.formats.scrub import find_secret
 from headerlock.formats.stream_text import EventLines, bad_line
 from headerlock.formats.strict_yaml import loads, read_text
+from headerlock.formats.wire_continuations import CONTINUES, Expander, continued
 from headerlock.formats.wire_http import HttpEntry, read_http_entry
 from headerlock.formats.wire_response import (
     BODY_KINDS,
@@ -48,7 +43,7 @@ from headerlock.formats.wire_response import (
     SseEvent,
     WireResponse,
 )
-from headerlock.runtime.canonical import canonical_json, code_unit_key
+from headerlock.runtime.canonical import code_unit_key
 
 WIRE_FORMAT_VERSION: Final = schema.WIRE.version
 WIRE_KIND: Final = "wire"
@@ -57,13 +52,6 @@ WIRE_MAX_BYTES: Final = 256 * 1024 * 1024
 """The size limit of a wire recording (vision requests carry megabytes of base64)."""
 WIRE_MAX_DEPTH: Final = 400
 """The nesting limit of a wire recording (pinned tool schemas nest deeply)."""
-CONTINUES: Final = "continues"
-"""The key of a request written as a continuation of an earlier one (version 3)."""
-CONTINUES_SINCE: Final = 3
-WIRE_MAX_REPEATS: Final = WIRE_MAX_BYTES // 32
-"""The most earlier messages the continuations of one recording may repeat in all
-(what a version 2 file at the size limit lists, at 32 bytes a message): a short file
-never expands into more."""
 _ENTRY_KEYS: Final = (
     "api",
     "config",
@@ -158,12 +146,14 @@ class WireRecording:
 
     def to_data(self) -> dict[str, Any]:
         """Plain data as written (``http`` only when there was other traffic; a request
-        that continues an earlier one lists only its new messages)."""
+        that continues an earlier one lists only the messages after that one's)."""
+        requests = [entry.to_data() for entry in self.requests]
+        continued(requests, [entry.messages for entry in self.requests])
         data: dict[str, Any] = {
             "kind": WIRE_KIND,
             "version": WIRE_FORMAT_VERSION,
             "pinned": self.pinned,
-            "requests": continued_data(self.requests),
+            "requests": requests,
         }
         if self.http:
             data["http"] = [entry.to_data() for entry in self.http]
@@ -172,60 +162,6 @@ class WireRecording:
     def to_text(self) -> str:
         """Canonical YAML text."""
         return dump(self.to_data())
-
-
-@dataclass(slots=True)
-class _Prefix:
-    """A message list's prefix among a recording's requests: the lists that go on
-    from it, by their next message's text, and the latest request it is the whole of."""
-
-    longer: dict[str, _Prefix] = field(default_factory=dict)
-    request: int = -1
-
-
-def continuations(entries: Sequence[WireEntry]) -> list[tuple[int, int] | None]:
-    """Per entry, the earlier entry it continues and how many messages that one has:
-    the latest whose whole message list (one message at least) begins its own, each
-    message compared by its canonical text (so ``1``, ``1.0`` and ``true`` differ);
-    ``None`` when there is none or its messages are not a list. Linear in the messages
-    listed: one walk of a tree of the prefixes seen, each message's text taken once
-    per message object."""
-    root = _Prefix()
-    texts: dict[int, str] = {}
-    """Each message object's canonical text, by identity (the entries keep them alive)."""
-    found: list[tuple[int, int] | None] = []
-    for number, entry in enumerate(entries):
-        messages = entry.messages
-        best: tuple[int, int] | None = None
-        if isinstance(messages, (list, tuple)) and messages:
-            node = root
-            for depth, message in enumerate(messages, 1):
-                text = texts.get(id(message))
-                if text is None:
-                    text = texts[id(message)] = canonical_json(message)
-                longer = node.longer.get(text)
-                if longer is None:
-                    longer = node.longer[text] = _Prefix()
-                node = longer
-                if node.request >= 0 and (best is None or node.request > best[0]):
-                    best = (node.request, depth)
-            node.request = number
-        found.append(best)
-    return found
-
-
-def continued_data(entries: Sequence[WireEntry]) -> list[dict[str, Any]]:
-    """The entries' plain data as written: each that continues an earlier one says
-    which (``continues``, numbered from 1) and lists only the messages after its."""
-    written = []
-    for entry, continued in zip(entries, continuations(entries), strict=True):
-        data = entry.to_data()
-        if continued is not None:
-            earlier, length = continued
-            data[CONTINUES] = earlier + 1
-            data["messages"] = list(entry.messages[length:])
-        written.append(data)
-    return written
 
 
 def sorted_names(names: Sequence[str]) -> tuple[str, ...]:
@@ -244,10 +180,6 @@ class _Reader:
         self.apis = None if apis is None else sorted(apis)
         self.json_seen: set[str] = set()
         """The prefix texts found to be JSON (a pinned recording repeats them)."""
-        self.continues = False
-        """Whether the file's version has continuations (``CONTINUES_SINCE``)."""
-        self.repeats = 0
-        """The earlier messages the continuations read so far repeat (``WIRE_MAX_REPEATS``)."""
 
     def fail(self, key: str, message: str) -> NoReturn:
         raise WireRecordingError(message, path=self.path, key=key)
@@ -293,10 +225,10 @@ class _Reader:
         requests = top["requests"]
         if not isinstance(requests, list):
             self.fail("requests", "must be a list")
-        self.continues = found >= CONTINUES_SINCE
-        entries: list[WireEntry] = []
-        for n, item in enumerate(requests):
-            entries.append(self.entry(item, f"requests[{n}]", pinned, entries))
+        expander = Expander(found, self.fail)
+        entries = tuple(
+            self.entry(item, f"requests[{n}]", pinned, expander) for n, item in enumerate(requests)
+        )
         http = top.get("http", [])
         if not isinstance(http, list):
             self.fail("http", "must be a list")
@@ -305,18 +237,11 @@ class _Reader:
             for n, item in enumerate(http)
         )
         migrated = None if found == WIRE_FORMAT_VERSION else found
-        return WireRecording(pinned, tuple(entries), other, migrated)
+        return WireRecording(pinned, entries, other, migrated)
 
-    def entry(
-        self, value: Any, key: str, pinned: bool, earlier: Sequence[WireEntry]
-    ) -> WireEntry:
+    def entry(self, value: Any, key: str, pinned: bool, expander: Expander) -> WireEntry:
         data = self.mapping(value, key, _ENTRY_KEYS)
-        if CONTINUES in data and not self.continues:
-            self.fail(
-                f"{key}.{CONTINUES}",
-                f"unknown key (continuations are format version {CONTINUES_SINCE};"
-                " this file says an older version)",
-            )
+        expander.check(data, key)
         header = data.get("header")
         for name in ("api", "path", "config", "system", "tools"):
             self.need(data, name, key)
@@ -327,12 +252,6 @@ class _Reader:
                 "a pinned recording keeps its header inline" if pinned else "must be 12 hex digits"
             )
             self.fail(f"{key}.header", why)
-        if CONTINUES in data and "messages" not in data:
-            self.fail(
-                f"{key}.messages",
-                "missing: a request that continues an earlier one lists the messages"
-                " after that one's",
-            )
         self.need(data, "messages", key)
         api = self.str_(data["api"], f"{key}.api")
         if self.apis is not None and api not in self.apis:
@@ -373,47 +292,11 @@ class _Reader:
             tools=tools,
             tool_names=tuple(names),
             prefix_sha256=sha,
-            messages=self.messages(data, key, earlier),
+            messages=expander.messages(data, key),
             prefix=prefix,
             response=self.response(self.need(data, "response", key), f"{key}.response"),
             header=header,
         )
-
-    def messages(self, data: Mapping[str, Any], key: str, earlier: Sequence[WireEntry]) -> Any:
-        """The entry's whole message list: an earlier request's, then the ones it lists,
-        when it ``continues`` one (which must be an earlier request with messages)."""
-        messages = data["messages"]
-        if CONTINUES not in data:
-            return messages
-        number, at = data[CONTINUES], f"{key}.{CONTINUES}"
-        this = len(earlier) + 1
-        if not isinstance(number, int) or isinstance(number, bool):
-            self.fail(at, f"must be the number of an earlier request, got {_brief(number)}")
-        if this == 1:
-            self.fail(at, "request 1 has no earlier request to continue")
-        if not 1 <= number < this:
-            self.fail(
-                at,
-                f"request {this} can continue request 1 to {this - 1} (requests are numbered"
-                f" from 1), got {number}",
-            )
-        before = earlier[number - 1].messages
-        if not isinstance(before, list) or not before:
-            self.fail(at, f"request {number} has no list of messages to continue")
-        if not isinstance(messages, list):
-            self.fail(
-                f"{key}.messages",
-                f"must be a list (the messages after those of request {number}),"
-                f" got {type(messages).__name__}",
-            )
-        self.repeats += len(before)
-        if self.repeats > WIRE_MAX_REPEATS:
-            self.fail(
-                at,
-                f"the continuations repeat more than {WIRE_MAX_REPEATS} earlier messages"
-                " in all (the limit of a wire recording)",
-            )
-        return [*before, *messages]
 
     def prefix(self, data: Mapping[str, Any], key: str, pinned: bool) -> WirePrefix | None:
         if not pinned:
@@ -493,12 +376,6 @@ class _Reader:
         if kinds[0] == "text":
             self.str_(data["text"], f"{key}.text")
         return SseEvent(data[kinds[0]], kinds[0] == "json", name, event_id)
-
-
-def _brief(value: Any) -> str:
-    """``value``'s repr, cut to one short line."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _json_error(text: str) -> tuple[int, str] | None:

@@ -21,7 +21,7 @@ Wire version 2 (streams as text): a stream's ``events`` list of flow mappings be
 its ``stream`` text, one event per line (``stream_text``), served without parsing.
 Wire version 3 (continuations): a request whose messages begin with an earlier
 request's whole list may say ``continues: N`` and list only the messages after it
-(``wire_recording``); a version 2 file, every list whole, is version 3 data as it is.
+(``wire_continuations``); a version 2 file, every list whole, is version 3 data as it is.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, Final, NoReturn
 
 from headerlock.runtime.canonical import canonical_json
@@ -49,28 +50,39 @@ class _Prefix:
 def continuations(message_lists: Sequence[Any]) -> list[tuple[int, int] | None]:
     """Per request (its messages), the earlier request it continues (its index) and how
     many messages that one has; ``None`` when there is none or its messages are not a
-    list. Linear in the messages listed: one walk of a tree of the prefixes seen, each
-    message object's text taken once."""
+    list. One walk of a tree of the prefixes seen, each message object's text taken
+    once; a request that holds the very message objects of the one before it (a session
+    recorded: ``memo``) continues that one, the latest there is, and walks only past it."""
     root = _Prefix()
     texts: dict[int, str] = {}
     """Each message object's canonical text, by identity (the caller keeps them alive)."""
     found: list[tuple[int, int] | None] = []
+    last: tuple[Sequence[Any], _Prefix] | None = None
+    """The request before: its messages and its node."""
     for number, messages in enumerate(message_lists):
         best: tuple[int, int] | None = None
-        if isinstance(messages, (list, tuple)) and messages:
-            node = root
-            for depth, message in enumerate(messages, 1):
-                text = texts.get(id(message))
-                if text is None:
-                    text = texts[id(message)] = canonical_json(message)
-                longer = node.longer.get(text)
-                if longer is None:
-                    longer = node.longer[text] = _Prefix()
-                node = longer
-                if node.request >= 0 and (best is None or node.request > best[0]):
-                    best = (node.request, depth)
-            node.request = number
+        if not isinstance(messages, (list, tuple)) or not messages:
+            found.append(None)
+            last = None
+            continue
+        node, depth = root, 0
+        if last is not None and len(last[0]) <= len(messages) and all(map(is_, messages, last[0])):
+            node, depth = last[1], len(last[0])
+            best = (number - 1, depth)
+        for message in messages[depth:]:
+            depth += 1
+            text = texts.get(id(message))
+            if text is None:
+                text = texts[id(message)] = canonical_json(message)
+            longer = node.longer.get(text)
+            if longer is None:
+                longer = node.longer[text] = _Prefix()
+            node = longer
+            if node.request >= 0 and (best is None or node.request > best[0]):
+                best = (node.request, depth)
+        node.request = number
         found.append(best)
+        last = (messages, node)
     return found
 
 

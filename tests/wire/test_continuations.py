@@ -225,6 +225,7 @@ MORE = {"content": "more", "role": "user"}
         ([_entry([HI]), _entry([MORE], continues=0)], "requests[1].continues", "request 2 can continue request 1 to 1 (requests are numbered from 1), got 0"),
         ([_entry([HI]), _entry([MORE], continues=-1)], "requests[1].continues", "request 2 can continue request 1 to 1 (requests are numbered from 1), got -1"),
         ([_entry([HI]), _entry([MORE], continues=2)], "requests[1].continues", "request 2 can continue request 1 to 1 (requests are numbered from 1), got 2"),
+        ([_entry([HI]), _entry([MORE], continues=10**99)], "requests[1].continues", f"request 2 can continue request 1 to 1 (requests are numbered from 1), got 1{'0' * 36}..."),
         ([_entry([HI]), _entry([MORE], continues=3), _entry([HI])], "requests[1].continues", "request 2 can continue request 1 to 1 (requests are numbered from 1), got 3"),
         ([_entry([HI], continues=2), _entry([MORE], continues=1)], "requests[0].continues", "request 1 has no earlier request to continue"),
         ([_entry([HI]), _entry([HI], continues=3), _entry([MORE], continues=2)], "requests[1].continues", "request 2 can continue request 1 to 1 (requests are numbered from 1), got 3"),

@@ -144,7 +144,7 @@ class Expander:
             self.fail(
                 at,
                 f"request {this} can continue request 1 to {this - 1} (requests are numbered"
-                f" from 1), got {number}",
+                f" from 1), got {_brief(number)}",
             )
         before = self.lists[number - 1]
         if not isinstance(before, list) or not before:

@@ -1,13 +1,15 @@
 """A lock's header bookkeeping: each request's header, and how it differs from the lock.
 
 ``HeaderBook`` computes each unpinned request's header (``request_header``), keeps every
-header the lock's requests carried (``headers``), and explains a header that is not the
+header the lock's requests carried (``headers``: shared with other locks' requests, so
+read-only; what leaves the book is a copy), and explains a header that is not the
 locked one once per (recorded id, sent id), however many requests carry it. ``locked``
 reads the header lock a replay compares with.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,7 +72,7 @@ class HeaderBook:
         change = self._changes.get(key)
         if change is None:
             old = None if recorded.header is None else self.lock.get(recorded.header)
-            new = self.headers[live.header]
+            new = _copy(self.headers[live.header])
             change = explain_header(recorded.header, old, live.header, new, model=model)
             self._changes[key] = change
         detail = f"{', '.join(change.segments)} differ from the locked header"
@@ -79,7 +81,14 @@ class HeaderBook:
 
     def of(self, recording: WireRecording) -> dict[str, Mapping[str, Any]]:
         """The headers ``recording``'s requests refer to, by id."""
-        return {e.header: self.headers[e.header] for e in recording.requests if e.header}
+        ids = dict.fromkeys(e.header for e in recording.requests if e.header)
+        return {i: _copy(self.headers[i]) for i in ids}
+
+
+def _copy(header: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a header (JSON data: its text parses back to equal data, at C speed)."""
+    copied: dict[str, Any] = json.loads(json.dumps(header, ensure_ascii=False))
+    return copied
 
 
 def locked(path: Path, recording: WireRecording, lock: Path | None) -> dict[str, Any] | None:

@@ -15,15 +15,18 @@ locked.
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 from headerlock.errors import ConfigError
 from headerlock.formats.header_lock import header_id
 from headerlock.formats.secrets import is_credential_name
 from headerlock.formats.wire_scrub import Scrubber
+from headerlock.formats.wire_vocabulary import WireVocabulary, vocabulary
 from headerlock.testing.wire.apis import ModelApi, Split
 
 
@@ -100,7 +103,58 @@ def request_header(
     scrubber: Scrubber,
     rules: HttpRules,
 ) -> LockedHeader:
-    """The header of one request (``split`` of its body, sent to ``path?query``)."""
+    """The header of one request (``split`` of its body, sent to ``path?query``).
+
+    Remembered per process by what it is made of (``_Made``): an agent sends the same
+    system and tools with every request of every test, and scrubbing and hashing them
+    again costs more than the rest of the request. The header returned is then shared
+    by every request that made it: read-only (``HeaderBook`` copies what leaves it)."""
+    api = split.api
+    http = _http(headers, rules.names(api))
+    params = _query(query, api.unlocked_query)
+    if scrubber.redact is not None:  # a callable may answer differently each time
+        return _made(split, path, http, params, scrubber)
+    try:
+        config = _CONFIG_TEXT.encode(split.config)
+    except (TypeError, ValueError, RecursionError):
+        return _made(split, path, http, params, scrubber)
+    key = (
+        api.name,
+        path,
+        config,
+        split.system is None,
+        split.system_raw,
+        split.tools is None,
+        split.tools_raw,
+        tuple(http.items()),
+        tuple(params.items()),
+        scrubber.secrets,
+    )
+    words = vocabulary()
+    memo = _MEMO
+    if memo.words is not words:
+        with memo.guard:
+            memo.words, memo.made = words, {}
+    held = memo.made.get(key)
+    if held is not None and held[0] is api:
+        return held[1]
+    found = _made(split, path, http, params, scrubber)
+    with memo.guard:
+        if len(memo.made) >= MEMO_SIZE:
+            memo.made = {}
+        if memo.words is words:
+            memo.made[key] = (api, found)
+    return found
+
+
+def _made(
+    split: Split,
+    path: str,
+    http: dict[str, str],
+    params: dict[str, str],
+    scrubber: Scrubber,
+) -> LockedHeader:
+    """``request_header`` computed afresh."""
     api = split.api
     config = api.cache.keyed_config(split.config, api.model_of(path, split.config))
     data: dict[str, Any] = {
@@ -109,11 +163,33 @@ def request_header(
         "system": scrubber.json_data(split.system),
         "tools": scrubber.json_data(split.tools),
     }
-    http = _http(headers, rules.names(api))
     if http:
         data["http"] = scrubber.json_data(http)
-    params = _query(query, api.unlocked_query)
     if params:
         data["query"] = scrubber.json_data(params)
     keys = frozenset(k for k in config if k in split.config)
     return LockedHeader(header_id(data), data, keys)
+
+
+MEMO_SIZE: Final = 256
+"""Distinct headers remembered (more start the memo afresh: slower, never different)."""
+
+_CONFIG_TEXT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+"""The config's part of a memo key: equal texts are equal parsed JSON data (a float
+writes ``1.0``, an int ``1``; ``true`` is not ``1``), whatever its key order."""
+
+
+class _Memo:
+    """The headers made, by what made them (``request_header``): the api's name, the
+    path (the model may be in it), the config's JSON text, the system's and the tools'
+    bytes as sent (their values are parsed from exactly those bytes), the HTTP headers
+    and query parameters locked, and the scrubber's secrets; kept while the model APIs'
+    vocabulary (key shapes, id keys) is the same object, each with the api object."""
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.words: WireVocabulary | None = None
+        self.made: dict[tuple[Any, ...], tuple[ModelApi, LockedHeader]] = {}
+
+
+_MEMO: Final = _Memo()

@@ -1,6 +1,8 @@
-"""Each per-request fast path of a replay equals the slow path it stands for (issue 31):
-the remembered request header the header made afresh, on generated and hostile requests
-(secrets in odd places, escapes, duplicate-looking keys, ids)."""
+"""Each per-request fast path of a replay equals the slow path it stands for (issue 31), on
+generated and hostile requests (secrets in odd places, escapes, id keys written escaped,
+invalid bytes): the remembered request header the header made afresh, a member key read
+from its bytes ``json.loads``' reading, a message scrubbed and its ids found from its bytes
+the walks', and the memo's element spans shared by ``shared`` and ``entry``."""
 
 from __future__ import annotations
 
@@ -9,9 +11,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from headerlock.formats.wire_scrub import Scrubber
+from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import split_body
+from headerlock.testing.wire.entry import build_entry
+from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.request_header import HttpRules, _http, _made, _query, request_header
+from headerlock.testing.wire.spans import _key
 
 SECRET = "sk-secret-0123456789"
 QUOTED = 'sk-"quoted\\secret-99'
@@ -113,3 +120,112 @@ def test_a_remembered_request_header_is_the_header_made_afresh(
                 assert json.dumps(got.data, sort_keys=True) == json.dumps(want.data, sort_keys=True)
                 if scrubber.secrets:
                     assert SECRET not in json.dumps(got.data, ensure_ascii=False)
+
+
+def _escaped(text: str) -> str:
+    """``text`` (JSON) with every ASCII letter of its strings' keys and values written as a
+    ``\\u`` escape now and then: what a hostile client may send for ``"id"``."""
+    return text.replace('"id"', '"\\u0069d"').replace("sk-", "s\\u006b-")
+
+
+@PROPERTY
+@given(
+    st.text(_CHAR, max_size=8) | st.sampled_from(["id", "a\\b", 'q"', "\x00", "\x1f", "é"]),
+    st.booleans(),
+)
+def test_a_key_read_from_its_bytes_is_the_key_json_reads(key: str, ascii_only: bool) -> None:
+    raw = json.dumps(key, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    assert _key(raw, 0, len(raw)) == json.loads(raw) == key
+
+
+@PROPERTY
+@given(st.binary(max_size=8) | st.sampled_from([b"\xed\xa0\x80", b"\xff", b"\x00a", b"a\\"]))
+def test_a_key_of_hostile_bytes_is_read_or_refused_as_json_reads_it(inside: bytes) -> None:
+    raw = b'"' + inside + b'"'
+    try:
+        want: Any = json.loads(raw)
+    except ValueError:
+        want = ValueError
+    try:
+        got: Any = _key(raw, 0, len(raw))
+    except ValueError:
+        got = ValueError
+    assert got == want
+
+
+MESSAGE = st.dictionaries(
+    st.sampled_from(["role", "content", "id", "tool_call_id", "call_id", "idx", "ID", "é"]),
+    JSON,
+    max_size=4,
+)
+
+
+HOSTILE: list[Any] = [
+    {"role": "user", "content": SECRET},
+    {"id": "call_1", "content": [{"text": f"a{SECRET}"}]},
+    {"nested": [{"tool_call_id": "call_2"}], "id": 7},
+    {"content": "id", "x": QUOTED},
+]
+
+
+@PROPERTY
+@given(
+    st.lists(MESSAGE | JSON, min_size=1, max_size=3),
+    st.booleans(),
+    st.sampled_from([None, 1]),
+    st.sampled_from(range(len(SCRUBBERS))),
+)
+def test_a_message_scrubbed_and_its_ids_found_from_its_bytes_are_the_walks(
+    values: list[Any], ascii_only: bool, indent: int | None, which: int
+) -> None:
+    scrubber = SCRUBBERS[which]
+    for value in [*values, *HOSTILE]:
+        text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+        for raw in (text.encode("utf-8", "surrogatepass"), _escaped(text).encode()):
+            parsed = json.loads(raw)
+            assert parsed == value
+            assert IdTokens().raw_message_ids(raw, parsed) == IdTokens().message_ids(value)
+            got, want = scrubber.json_raw(raw, parsed), scrubber.data(value)
+            assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+            if scrubber.secrets:
+                assert SECRET not in json.dumps(got, ensure_ascii=False)
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[tuple[str, bytes]]:
+    """The bodies of growing sessions of two APIs, interleaved, some escaped."""
+    found: list[tuple[str, bytes]] = []
+    for api in ("openai.chat", "anthropic.messages"):
+        messages: list[Any] = []
+        if api == "openai.chat" and draw(st.booleans()):
+            messages.append({"role": "system", "content": draw(TEXT)})
+        for n in range(draw(st.integers(1, 4))):
+            message: dict[str, Any] = {"role": "user", "content": draw(TEXT | JSON)}
+            if draw(st.booleans()):
+                message = {"role": "assistant", "tool_calls": [{"id": f"call_{n % 2}"}]}
+            messages.append(message)
+            body = json.dumps(
+                {"model": "m", "messages": messages}, indent=draw(st.sampled_from([None, 1]))
+            )
+            found.append((api, (_escaped(body) if draw(st.booleans()) else body).encode()))
+    return draw(st.permutations(found)) if draw(st.booleans()) else found
+
+
+@PROPERTY
+@given(sessions(), st.sampled_from(range(3)))
+def test_the_memo_in_a_sessions_order_builds_what_a_fresh_build_entry_does(
+    bodies: list[tuple[str, bytes]], which: int
+) -> None:
+    memo = MessageMemo()
+    scrubber = SCRUBBERS[which]
+    for api, body in [*bodies, *bodies]:
+        split = memo.shared(split_body(api, body), body)  # as ``LockSession.request`` does
+        fresh = build_entry(
+            split_body(api, body), "/v1/x", pinned=False, scrubber=scrubber, ids=IdTokens()
+        )
+        entry, key = memo.entry(split, body, "/v1/x", pinned=False, scrubber=scrubber)
+        assert entry == fresh
+        assert key == request_key(fresh) == canonical_json(fresh.request_data())
+        assert json.dumps(entry.messages, sort_keys=True) == json.dumps(
+            fresh.messages, sort_keys=True
+        )

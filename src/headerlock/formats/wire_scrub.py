@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -134,6 +135,17 @@ class Scrubber:
         text = self.clean_text(value)
         return self.data(value) if text is None else json.loads(text)
 
+    def json_raw(self, raw: bytes, value: Any) -> Any:
+        """``json_data(value)`` for ``value`` parsed from the JSON text ``raw`` (UTF-8):
+        when ``raw`` holds no backslash, its strings are in it as they are, so it proves
+        by itself that scrubbing changes nothing (``untouched_text``) and a parse of it
+        is the copy (no walk, no encoding)."""
+        if b"\\" not in raw and self.redact is None and self._plain:
+            text = raw.decode("utf-8", "surrogatepass")
+            if self.untouched_text(text):
+                return json.loads(text)
+        return self.json_data(value)
+
     def untouched(self, value: Any) -> bool:
         """Whether ``data(value)`` equals ``value``, proven from its JSON text."""
         return self.clean_text(value) is not None
@@ -202,6 +214,14 @@ class IdTokens:
             return [self._messages(v, keys) for v in value]
         return value
 
+    def raw_message_ids(self, raw: bytes, value: Any) -> list[str]:
+        """``message_ids(value)`` for ``value`` parsed from the JSON text ``raw``: none
+        when ``raw`` holds no backslash and no id key as a JSON string (every key of
+        ``value`` is then in ``raw`` as it is, quoted), without a walk."""
+        if b"\\" not in raw and _id_keys(vocabulary().message_ids).search(raw) is None:
+            return []
+        return self.message_ids(value)
+
     def message_ids(self, value: Any) -> list[str]:
         """The distinct id values ``messages(value)`` tokenizes, in the order it numbers
         them (found by that very walk, on a fresh numbering); none are numbered here."""
@@ -215,3 +235,11 @@ class IdTokens:
         return {
             k: self.token(v) if k in keys and isinstance(v, str) else v for k, v in config.items()
         }
+
+
+@functools.lru_cache(maxsize=8)
+def _id_keys(keys: frozenset[str]) -> re.Pattern[bytes]:
+    """A search for any of ``keys`` written as a JSON string (``"id"``), in UTF-8 bytes
+    (no keys: a search that finds one everywhere)."""
+    quoted = (json.dumps(k, ensure_ascii=False).encode("utf-8", "surrogatepass") for k in keys)
+    return re.compile(b"|".join(re.escape(q) for q in sorted(quoted)))

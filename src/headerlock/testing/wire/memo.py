@@ -56,6 +56,8 @@ class MessageMemo:
         self._sent: dict[bytes, Any] = {}
         """Each message's bytes, and the object first parsed from them (``shared``)."""
         self._sent_last: dict[str, tuple[Elements, int, list[Any]]] = {}
+        self._found: tuple[bytes, int, Elements | None, Elements] | None = None
+        """The last body's element spans (``shared``), found from an earlier request's."""
         self._guard = threading.RLock()  # a redact callable may send a request itself
 
     def shared(self, split: Split, body: bytes) -> Split:
@@ -68,7 +70,7 @@ class MessageMemo:
             return split
         with self._guard:
             last = self._sent_last.get(split.api.name)
-            elements = repeated_elements(body, at, None if last is None else last[0])
+            elements = self._elements(body, at, None if last is None else last[0])
             skip = len(elements.spans) - len(given)
             if skip < 0:
                 return split
@@ -86,6 +88,17 @@ class MessageMemo:
             ]
             self._sent_last[split.api.name] = (elements, skip, messages)
         return replace(split, messages=messages)
+
+    def _elements(self, body: bytes, at: int, before: Elements | None) -> Elements:
+        """``repeated_elements(body, at, before)``, found once for a body that ``shared``
+        and then ``entry`` ask about with the same earlier spans (a pure function of
+        them: the same objects give the same answer)."""
+        found = self._found
+        if found is not None and found[0] is body and found[1] == at and found[2] is before:
+            return found[3]
+        elements = repeated_elements(body, at, before)
+        self._found = (body, at, before, elements)
+        return elements
 
     def entry(
         self,
@@ -128,7 +141,7 @@ class MessageMemo:
             if scrubber is not self._scrubber or len(self._seen) > MAX_MESSAGES:
                 self._scrubber, self._seen, self._last = scrubber, {}, {}
             last = self._last.get(split.api.name)
-            elements = repeated_elements(body, at, None if last is None else last.elements)
+            elements = self._elements(body, at, None if last is None else last.elements)
             skip = len(elements.spans) - len(given)  # leading system messages the split cut
             if skip < 0:
                 return None
@@ -183,10 +196,13 @@ def _scrubbed(
     """The scrubbed value and canonical text of one message (its ids numbered by ``ids``)."""
     known = seen.get(raw)
     if known is None:
-        known = seen.setdefault(raw, _Seen(tuple(ids.message_ids(message))))
+        known = seen.setdefault(raw, _Seen(tuple(ids.raw_message_ids(raw, message))))
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
     if done is None:  # a message with no ids is its own tokenized copy: not walked again
-        value = scrubber.json_data(ids.messages(message) if known.ids else message)
+        if known.ids:
+            value = scrubber.json_data(ids.messages(message))
+        else:
+            value = scrubber.json_raw(raw, message)
         done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done

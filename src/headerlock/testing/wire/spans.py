@@ -119,7 +119,7 @@ def _members(raw: bytes, start: int, *, strict: bool) -> dict[str, Span]:
     i = _skip(raw, i + 1)
     while raw[i : i + 1] == b'"':
         key_end = _string_end(raw, i)
-        key = json.loads(raw[i:key_end])
+        key = _key(raw, i, key_end)
         if strict and key in spans:
             raise DuplicateMember(key)
         colon = _skip(raw, key_end)
@@ -138,6 +138,21 @@ def _members(raw: bytes, start: int, *, strict: bool) -> dict[str, Span]:
     if strict and (raw[i : i + 1] != b"}" or _skip(raw, i + 1) != len(raw)):
         raise ValueError("expected the end of the object")
     return spans
+
+
+_PLAIN_STRING: Final = re.compile(rb'[^\\\x00-\x1f"]*')
+"""The inside of a JSON string that holds no escape (nor a character JSON refuses raw)."""
+
+
+def _key(raw: bytes, start: int, end: int) -> str:
+    """The key written at ``raw[start:end]`` (a JSON string): ``json.loads`` of it, its
+    bytes decoded as they are when they hold no backslash nor control character (JSON
+    text reads such a string as exactly its characters, decoded as ``json.loads`` decodes
+    bytes: UTF-8, lone surrogates passed)."""
+    if _PLAIN_STRING.fullmatch(raw, start + 1, end - 1) is None:
+        key: str = json.loads(raw[start:end])
+        return key
+    return raw[start + 1 : end - 1].decode("utf-8", "surrogatepass")
 
 
 def _end(raw: bytes, text: str, i: int, key: str) -> int:

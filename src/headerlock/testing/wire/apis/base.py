@@ -256,12 +256,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+_STRICT: Final = json.JSONDecoder(object_pairs_hook=_unique_keys)
+"""``json.loads(text, object_pairs_hook=_unique_keys)`` of a ``str`` is this decoder's
+``decode`` (one decoder for every call: ``loads`` with a hook builds one per call)."""
+
+
+def _strict(text: str) -> Any:
+    """``json.loads(text, object_pairs_hook=_unique_keys)`` by one decoder for every call."""
+    if text.startswith("\ufeff"):  # what loads refuses by name
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    return _STRICT.decode(text)
+
+
 _CHECKED: dict[str, bytes] = {}
 """The last long value checked for duplicate keys under each member name, by its bytes:
 an agent sends the same tools and system with every request, and the same bytes are
 parsed again by the C parser alone (each split gets its own objects: a caller may change
 what a run shows it)."""
-_CHECKED_MIN: Final = 1024
+_CHECKED_MIN: Final = 64
 _CHECKED_NAMES: Final = 64
 
 
@@ -274,7 +286,7 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
         raw = body[start:end]
         text = raw.decode("utf-8")
         if end - start < _CHECKED_MIN:
-            data[key] = json.loads(text, object_pairs_hook=_unique_keys)
+            data[key] = _strict(text)
             continue
         held = _CHECKED.get(key)
         later = None if held is None or held == raw else grown_from(raw, 0, held)
@@ -286,7 +298,7 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
             if rest[:1] == b",":
                 json.loads(b"[" + rest[1:], object_pairs_hook=_unique_keys)
         else:
-            data[key] = json.loads(text, object_pairs_hook=_unique_keys)
+            data[key] = _strict(text)
         if key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES:
             _CHECKED[key] = raw
     return data

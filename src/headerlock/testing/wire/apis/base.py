@@ -273,7 +273,7 @@ _CHECKED: dict[str, bytes] = {}
 an agent sends the same tools and system with every request, and the same bytes are
 parsed again by the C parser alone (each split gets its own objects: a caller may change
 what a run shows it)."""
-_CHECKED_MIN: Final = 64
+_CHECKED_MIN: Final = 1024
 _CHECKED_NAMES: Final = 64
 
 

@@ -189,6 +189,19 @@ def test_a_message_scrubbed_and_its_ids_found_from_its_bytes_are_the_walks(
             assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
             if scrubber.secrets:
                 assert SECRET not in json.dumps(got, ensure_ascii=False)
+            owned = scrubber.json_owned(IdTokens().messages(parsed))
+            want = scrubber.data(IdTokens().messages(value))
+            assert json.dumps(owned, sort_keys=True) == json.dumps(want, sort_keys=True)
+            assert not _containers(owned) & _containers(parsed)  # nothing shared
+
+
+def _containers(value: Any) -> set[int]:
+    """The identities of the lists and mappings in ``value``, at any depth."""
+    if isinstance(value, dict):
+        return {id(value)}.union(*(_containers(v) for v in value.values()))
+    if isinstance(value, list):
+        return {id(value)}.union(*(_containers(v) for v in value))
+    return set()
 
 
 @st.composite

@@ -200,8 +200,8 @@ def _scrubbed(
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
     if done is None:  # a message with no ids is its own tokenized copy: not walked again
-        if known.ids:
-            value = scrubber.json_data(ids.messages(message))
+        if known.ids:  # the tokenized copy is this entry's own
+            value = scrubber.json_owned(ids.messages(message))
         else:
             value = scrubber.json_raw(raw, message)
         done = known.done.setdefault(tokens, (value, canonical_json(value)))

@@ -6,19 +6,27 @@ the walks', and the memo's element spans shared by ``shared`` and ``entry``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from headerlock.formats.wire_recording import sorted_names
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import split_body
-from headerlock.testing.wire.entry import build_entry
+from headerlock.testing.wire.apis import Split, split_body
+from headerlock.testing.wire.apis.base import (
+    _CHECKED,
+    DuplicateKeyError,
+    _member_values,
+    _unique_keys,
+)
+from headerlock.testing.wire.entry import _sorted_names, build_entry
 from headerlock.testing.wire.matching import request_key
 from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.request_header import HttpRules, _http, _made, _query, request_header
-from headerlock.testing.wire.spans import _key
+from headerlock.testing.wire.spans import _key, body_members
 
 SECRET = "sk-secret-0123456789"
 QUOTED = 'sk-"quoted\\secret-99'
@@ -242,3 +250,90 @@ def test_the_memo_in_a_sessions_order_builds_what_a_fresh_build_entry_does(
         assert json.dumps(entry.messages, sort_keys=True) == json.dumps(
             fresh.messages, sort_keys=True
         )
+
+
+LONG = [{"role": "system", "content": "x" * 1100}]  # past _CHECKED_MIN: remembered
+TAILS = st.sampled_from(
+    [
+        b"",
+        b", ",  # a trailing comma: no JSON
+        b', {"a": 1, "a": 2}',  # a duplicate key in a new message
+        b', {"a": 1, "b": [1, 2.50, -0.0, 1e400, true]}',
+        b', {"t": "\\u00e9\\ud800"}, "x"',  # escapes, a lone surrogate escaped
+        b', {"t": "\xed\xa0\x80"}',  # a surrogate as UTF-8 bytes: no UTF-8
+        b", 1 2",
+        b',\n  {"k": {"k": {"k": null}}}',
+        b", [[[[[]]]]]",
+    ]
+)
+
+
+def _strict_outcome(raw: bytes) -> Any:
+    """The slow path: the member's bytes parsed whole, duplicate keys refused."""
+    try:
+        return ("ok", json.dumps(json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)))
+    except DuplicateKeyError as error:
+        return ("duplicate", error.key)
+    except (ValueError, RecursionError):
+        return ("refused", None)
+
+
+@PROPERTY
+@given(
+    st.lists(st.tuples(st.lists(JSON, max_size=3), TAILS, st.booleans()), min_size=1, max_size=6)
+)
+def test_a_member_unpacked_or_grown_from_its_last_bytes_is_the_member_parsed_whole(
+    steps: list[tuple[list[Any], bytes, bool]],
+) -> None:
+    _CHECKED.clear()
+    grown: list[Any] = list(LONG)
+    for added, tail, restart in steps:
+        if restart:
+            grown = list(LONG)
+        grown.extend(added)
+        head = json.dumps(grown, indent=None).encode()
+        for raw in (head, head[:-1] + tail + b"]"):  # clean first: the hostile one grows from it
+            _check_member(b'{"model": "m", "messages": ' + raw + b"}")
+
+
+def _check_member(body: bytes) -> None:
+    """The messages of ``body`` by ``_member_values`` (after the bodies before it) are the
+    strict parse of their bytes, or refused as it refuses them."""
+    try:
+        spans = body_members(body)
+    except ValueError:
+        return
+    got: Any
+    values: dict[str, Any] = {}
+    try:
+        values = _member_values(body, spans)
+        got = ("ok", json.dumps(values["messages"]))
+    except DuplicateKeyError as error:
+        got = ("duplicate", error.key)
+    except (ValueError, RecursionError):
+        got = ("refused", None)
+    start, end = spans["messages"]
+    assert got == _strict_outcome(body[start:end])
+    if got[0] == "ok":  # each split its own objects, never the memo's
+        assert values["messages"] is not _member_values(body, spans)["messages"]
+
+
+@PROPERTY
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([b"", b"[1]", b"[1] ", b"[]"]), st.sampled_from([b"", b'"a"'])),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.lists(st.sampled_from(["b", "a", "é", "B", "\U0001f600", "\uff01"]), max_size=3)),
+)
+def test_a_remembered_prefix_digest_and_tool_order_are_the_ones_computed(
+    prefixes: list[tuple[bytes, bytes]], names: list[list[str]]
+) -> None:
+    api = split_body("openai.chat", b'{"messages": []}').api
+    for tools, system in prefixes:
+        split = Split(api, {}, None, None, [], tools, system, [])
+        assert split.prefix_sha256 == hashlib.sha256(tools + system).hexdigest()
+    for sent in [*names, *names]:
+        assert _sorted_names(sent) == sorted_names(sent)
+        sent.append("z")  # the caller's list changed afterwards: the memo kept its copy

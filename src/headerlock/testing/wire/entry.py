@@ -55,13 +55,27 @@ def build_entry(
         config=config,
         system=system,
         tools=tools,
-        tool_names=() if header is not None else sorted_names(split.tool_names),
+        tool_names=() if header is not None else _sorted_names(split.tool_names),
         prefix_sha256=split.prefix_sha256 if pinned else None,
         messages=messages,
         prefix=prefix,
         response=None if response is None else scrub_response(response, scrubber),
         header=None if header is None else header.id,
     )
+
+
+def _sorted_names(names: list[str]) -> tuple[str, ...]:
+    """``sorted_names(names)``, the last one remembered (the same tools every request)."""
+    held = _SORTED[0]
+    if held[0] == names:
+        return held[1]
+    found = sorted_names(names)
+    _SORTED[0] = (list(names), found)
+    return found
+
+
+_SORTED: list[tuple[list[str], tuple[str, ...]]] = [([], ())]
+"""The tool names last sorted (a copy), and their order."""
 
 
 def scrub_response(response: WireResponse, scrubber: Scrubber) -> WireResponse:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -73,8 +74,19 @@ class Split:
 
     @property
     def prefix_sha256(self) -> str:
-        """SHA-256 (hex) of the cacheable prefix."""
-        return hashlib.sha256(self.prefix).hexdigest()
+        """SHA-256 (hex) of the cacheable prefix (the last one remembered by its two
+        parts' bytes: an agent sends the same tools and system with every request)."""
+        tools, system = self.tools_raw, self.system_raw
+        held = _PREFIX[0]
+        if held[0] == tools and held[1] == system:
+            return held[2]
+        digest = hashlib.sha256(tools + system).hexdigest()
+        _PREFIX[0] = (tools, system, digest)
+        return digest
+
+
+_PREFIX: list[tuple[bytes, bytes, str]] = [(b"", b"", hashlib.sha256(b"").hexdigest())]
+"""The tools' and the system's bytes of the last prefix hashed, and its SHA-256."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,13 +280,16 @@ def _strict(text: str) -> Any:
     return _STRICT.decode(text)
 
 
-_CHECKED: dict[str, bytes] = {}
-"""The last long value checked for duplicate keys under each member name, by its bytes:
-an agent sends the same tools and system with every request, and the same bytes are
-parsed again by the C parser alone (each split gets its own objects: a caller may change
-what a run shows it)."""
+_CHECKED: dict[str, tuple[bytes, bytes | None]] = {}
+"""The last long value checked for duplicate keys under each member name, by its bytes,
+with that value packed by ``marshal`` (``None``: it cannot be): an agent sends the same
+tools and system with every request, and a conversation that only grows. Those bytes are
+not parsed again: the value is unpacked (a fresh copy, at twice the speed of a parse:
+each split gets its own objects, as a caller may change what a run shows it), and only
+the new messages of a grown conversation are parsed and checked."""
 _CHECKED_MIN: Final = 1024
 _CHECKED_NAMES: Final = 64
+_AGAIN: Final[Any] = object()
 
 
 def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
@@ -284,24 +299,77 @@ def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, (start, end) in spans.items():
         raw = body[start:end]
-        text = raw.decode("utf-8")
         if end - start < _CHECKED_MIN:
-            data[key] = _strict(text)
+            data[key] = _strict(raw.decode("utf-8"))
             continue
         held = _CHECKED.get(key)
-        later = None if held is None or held == raw else grown_from(raw, 0, held)
-        if held == raw:
-            data[key] = json.loads(text)
-        elif later is not None:  # a conversation that grew: only its new messages checked
-            data[key] = json.loads(text)
-            rest = raw[later:].lstrip(_WHITE_SPACE)
-            if rest[:1] == b",":
-                json.loads(b"[" + rest[1:], object_pairs_hook=_unique_keys)
+        value = _AGAIN if held is None else _again(raw, *held)
+        if value is _AGAIN:
+            value = _parsed(raw, None if held is None else held[0])
+            packed = _pack(value)
         else:
-            data[key] = _strict(text)
+            assert held is not None
+            packed = held[1] if held[0] == raw else _pack(value)
+        data[key] = value
         if key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES:
-            _CHECKED[key] = raw
+            _CHECKED[key] = (raw, packed)
     return data
+
+
+def _parsed(raw: bytes, before: bytes | None) -> Any:
+    """The value of ``raw`` parsed, and checked for duplicate keys where ``before`` (the
+    bytes last checked under its name) does not show it needs no check."""
+    text = raw.decode("utf-8")
+    if before == raw:
+        return json.loads(text)
+    later = None if before is None else grown_from(raw, 0, before)
+    if later is None:
+        return _strict(text)
+    value = json.loads(text)  # a conversation that grew: only its new messages checked
+    rest = raw[later:].lstrip(_WHITE_SPACE)
+    if rest[:1] == b",":
+        json.loads(b"[" + rest[1:], object_pairs_hook=_unique_keys)
+    return value
+
+
+def _again(raw: bytes, before: bytes, packed: bytes | None) -> Any:
+    """``_parsed(raw, before)`` from ``packed`` (the value of ``before``) when ``raw`` is
+    ``before`` or an array that only grew from it: its elements unpacked, then its new
+    ones parsed and checked (``_AGAIN`` otherwise, and on any error: ``_parsed`` then
+    says what it is)."""
+    if packed is None:
+        return _AGAIN
+    try:
+        if raw == before:
+            return marshal.loads(packed)
+        later = grown_from(raw, 0, before)
+        if later is None:
+            return _AGAIN
+        rest = raw[later:].lstrip(_WHITE_SPACE)
+        if rest == b"]":
+            added: list[Any] = []
+        elif rest[:1] == b",":
+            added = _strict("[" + rest[1:].decode("utf-8"))
+            if not added:  # "[..., ]": no element after the comma is no JSON
+                return _AGAIN
+        else:
+            return _AGAIN
+        head = marshal.loads(packed)
+        if not isinstance(head, list) or not isinstance(added, list):
+            return _AGAIN
+        head.extend(added)
+        return head
+    except (ValueError, EOFError, TypeError, RecursionError):
+        return _AGAIN
+
+
+def _pack(value: Any) -> bytes | None:
+    """``value`` (JSON data) packed by ``marshal``: unpacked, it is an equal copy of the
+    same types, key order and float bits (``None`` when it cannot be packed)."""
+    try:
+        return marshal.dumps(value)
+    except (ValueError, RecursionError):
+        return None
 
 
 _WHITE_SPACE: Final = b" \t\r\n"

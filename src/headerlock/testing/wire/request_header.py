@@ -171,8 +171,9 @@ def _made(
     return LockedHeader(header_id(data), data, keys)
 
 
-MEMO_SIZE: Final = 256
-"""Distinct headers remembered (more start the memo afresh: slower, never different)."""
+MEMO_SIZE: Final = 32
+"""Distinct headers remembered (more start the memo afresh: slower, never different); a
+suite has few (that is what a header lock dedupes), and each holds its tools twice."""
 
 _CONFIG_TEXT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 """The config's part of a memo key: equal texts are equal parsed JSON data (a float

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from headerlock.formats.wire_recording import sorted_names
+from headerlock.formats.wire_recording import WireRecording, sorted_names
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import Split, split_body
@@ -22,7 +23,9 @@ from headerlock.testing.wire.apis.base import (
     _member_values,
     _unique_keys,
 )
+from headerlock.testing.wire.clients.core import SentRequest
 from headerlock.testing.wire.entry import _sorted_names, build_entry
+from headerlock.testing.wire.header_book import HeaderBook
 from headerlock.testing.wire.matching import request_key
 from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.request_header import HttpRules, _http, _made, _query, request_header
@@ -337,3 +340,26 @@ def test_a_remembered_prefix_digest_and_tool_order_are_the_ones_computed(
     for sent in [*names, *names]:
         assert _sorted_names(sent) == sorted_names(sent)
         sent.append("z")  # the caller's list changed afterwards: the memo kept its copy
+
+
+def test_a_header_shared_by_locks_leaves_each_book_as_a_copy() -> None:
+    """A test that edits the headers its run wrote (``run.headers``) changes nothing the
+    next lock records: the remembered header stays as it was made."""
+    body = json.dumps({"model": "m", "messages": [], "tools": [{"name": "read"}]}).encode()
+    api = split_body("openai.chat", body).api
+    sent = SentRequest("httpx", "POST", "http://127.0.0.1/v1/chat/completions", (), body, api)
+    books = [HeaderBook(HttpRules(), None) for _ in range(2)]
+    made = []
+    for book in books:
+        split = split_body("openai.chat", body)
+        found = book.header(split, sent, False, Scrubber())
+        assert found is not None
+        entry = build_entry(split, sent.path, pinned=False, scrubber=Scrubber(), ids=IdTokens())
+        recording = WireRecording(False, (replace(entry, header=found.id),), ())
+        written = book.of(recording)
+        assert written == {found.id: dict(found.data)}
+        written[found.id]["tools"].append({"name": "edited"})  # the test's own copy
+        made.append((found.id, recording))
+    assert books[0].headers == books[1].headers
+    header, recording = made[1]
+    assert [t["name"] for t in books[1].of(recording)[header]["tools"]] == ["read"]

@@ -152,7 +152,8 @@ def test_a_blocking_entry_fails_its_pytest_item_at_the_timeout(tmp_path: Path) -
     assert result.returncode == 1, result.stdout
     assert "entry 'agent:agent' did not return within 2s (turn_timeout)" in result.stdout
     item = re.search(r"([\d.]+)s call +fixtures/case.yaml::replay", result.stdout)
-    assert item is not None and float(item[1]) < 2 + 3, result.stdout
+    # it ends at the timeout, far before the agent's 1000 s sleep (slack for a loaded machine)
+    assert item is not None and float(item[1]) < 2 + 20, result.stdout
     # the guards item does not run the timed-out pin again (a second timeout)
     assert "its run did not complete (above), so it is not run again" in result.stdout
     assert not re.search(r"[\d.]+s call +fixtures::headerlock-guards", result.stdout)

@@ -63,6 +63,9 @@ _ESCAPES.update({c: f"\\x{c:02X}" for c in (*range(0x20), *range(0x7F, 0xA0)) if
 _ESCAPES.update({0x85: "\\N", 0x2028: "\\L", 0x2029: "\\P"})
 _ESCAPES.update({c: f"\\u{c:04X}" for c in (0xFEFF, 0xFFFE, 0xFFFF)})
 MAX_SIMPLE_KEY = 1000
+MAX_KEY_TEXTS = 4096
+_KEY_TEXTS: dict[str, str] = {}
+"""Each simple key's text (``_string``) as first written: a recording repeats a few keys."""
 MAX_INT_DIGITS = 4300
 """Longer integers are refused both ways (Python's default ``int``/``str`` conversion limit)."""
 _INT_LIMIT = 10**MAX_INT_DIGITS
@@ -161,13 +164,20 @@ def _mapping(
     mapping: Mapping[Any, Any], indent: int, out: list[str], shared: _Shared, *, inline: bool
 ) -> None:
     pad = " " * indent
+    texts = _KEY_TEXTS
     for n, key in enumerate(sorted(_keys(mapping))):
-        _key(key, "" if inline and n == 0 else pad, pad, out)
+        text = texts.get(key)
+        if text is None:
+            _key(key, "" if inline and n == 0 else pad, pad, out)
+        else:
+            out.append(f"{text}:" if inline and n == 0 else f"{pad}{text}:")
         _value(mapping[key], indent, out, shared)
 
 
 def _key(key: str, prefix: str, pad: str, out: list[str]) -> None:
     text = _string(key)
+    if len(text) <= MAX_SIMPLE_KEY and len(_KEY_TEXTS) < MAX_KEY_TEXTS:
+        _KEY_TEXTS[key] = text
     if len(text) > MAX_SIMPLE_KEY:
         out.append(f"{prefix}? {text}\n{pad}:")
     else:
@@ -184,7 +194,18 @@ def _keys(mapping: Mapping[Any, Any]) -> list[str]:
 
 def _value(value: Any, indent: int, out: list[str], shared: _Shared) -> None:
     """The value of a mapping entry; the key and colon are already written."""
-    line = _flow_line(value) if type(value) is FlowMapping else None
+    kind = type(value)
+    if kind is str and "\n" not in value:  # the common cases first, by exact type
+        out.append(f" {_string(value)}\n")
+        return
+    if kind is dict and value:
+        out.append("\n")
+        _mapping(value, indent + 2, out, shared, inline=False)
+        return
+    if kind is int:
+        out.append(f" {_int(value)}\n")
+        return
+    line = _flow_line(value) if kind is FlowMapping else None
     if line is not None:
         out.append(f" {line}\n")
     elif isinstance(value, Mapping) and value:

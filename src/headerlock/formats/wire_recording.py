@@ -441,13 +441,31 @@ def save_wire_recording(recording: WireRecording, path: Path, *, text: str | Non
     """Write ``recording`` atomically (a reader sees the old file or the new one);
     ``text``: its ``to_text()``, when the caller made it already."""
     data = recording.to_data()
-    depth = nesting(data)
-    if depth > WIRE_MAX_DEPTH:  # what the reader would refuse is never written
-        raise OutputFileError(
-            f"nesting deeper than {WIRE_MAX_DEPTH} levels ({depth}); nothing written",
-            path=str(path),
-        )
+    if text is None or not _shallow(text):
+        depth = nesting(data)
+        if depth > WIRE_MAX_DEPTH:  # what the reader would refuse is never written
+            raise OutputFileError(
+                f"nesting deeper than {WIRE_MAX_DEPTH} levels ({depth}); nothing written",
+                path=str(path),
+            )
     atomic_write(path, dump(data) if text is None else text, max_bytes=WIRE_MAX_BYTES)
+
+
+SHALLOW_TEXT_CHARS: Final = 1 << 16
+"""Texts up to this long are checked by their lines (``_shallow``); a longer one is walked
+(its lines cost more to measure than its containers to walk: a stream's events)."""
+
+
+def _shallow(text: str) -> bool:
+    """Whether ``text``, a canonical dump (``dump``), shows that its data nests less than
+    ``WIRE_MAX_DEPTH`` deep without a walk. In a dump two levels of nesting indent a
+    line by two columns at least (a list in a mapping by none, anything in a list by two:
+    ``- ``, a mapping in a mapping by two) and a flow line holds a bracket per level, so
+    data nesting ``d`` deep has a line of ``d - 2`` characters or more (the tests check
+    the bound on chains of every shape)."""
+    if len(text) > SHALLOW_TEXT_CHARS:
+        return False
+    return max(map(len, text.split("\n"))) < WIRE_MAX_DEPTH - 10
 
 
 def nesting(value: Any) -> int:

@@ -194,7 +194,8 @@ class Updates:
         the headers no recording refers to any more when the updates end."""
         self.writer = BackgroundWriter()
         self._in_flight: set[str] = set()
-        """The recordings a passed test's update will write (``writer``), by key."""
+        """The recordings a passed test's update will write (``writer``), by absolute
+        path (``_key`` resolves: a few system calls per path)."""
         self._failed_writes: list[tuple[pytest.Item, str]] = []
         self.write_failed = False
 
@@ -220,8 +221,7 @@ class Updates:
         """``python_path(item)``, claimed; a file shared with another test is an error."""
         path = self.python_path(item)
         key = _key(path)
-        if key in self._in_flight:
-            self.settle()
+        self.settle_path(path)
         users = self._users.setdefault(key, {})
         others = sorted({*self._owners.get(key, ()), *users} - {item.nodeid})
         if others:
@@ -330,33 +330,34 @@ class Updates:
         logged later for an earlier item is refused there; workers write in parallel)."""
         if not staged:
             return
-        keys = [_key(entry.path) for entry in staged]
         if self.is_worker:
-            failure = self._write(staged, keys)
+            failure = self._write(staged)
             if failure is not None:
                 report.outcome = "failed"
                 report.longrepr = failure
             return
-        self._in_flight.update(keys)
-        self.writer.submit(partial(self._write_later, item, staged, keys))
+        paths = [os.path.abspath(entry.path) for entry in staged]
+        self._in_flight.update(paths)
+        self.writer.submit(partial(self._write_later, item, staged, paths))
 
-    def _write_later(self, item: pytest.Item, staged: list[Staged], keys: list[str]) -> None:
+    def _write_later(self, item: pytest.Item, staged: list[Staged], paths: list[str]) -> None:
         """On the writer's thread: ``_write``; a failure is kept for ``settle``."""
         try:
-            failure = self._write(staged, keys)
+            failure = self._write(staged)
             if failure is not None:
                 self._failed_writes.append((item, failure))
         finally:
-            self._in_flight.difference_update(keys)
+            self._in_flight.difference_update(paths)
 
-    def _write(self, staged: list[Staged], keys: list[str]) -> str | None:
+    def _write(self, staged: list[Staged]) -> str | None:
         """``staged`` in order, each under its lock; the first failure stops them: its text."""
-        for entry, key in zip(staged, keys, strict=True):
+        for entry in staged:
             existed = entry.path.is_file()
             try:
                 if not entry.booked:  # a header lock merge: it locks and merges by itself
                     entry.write()
                     continue
+                key = _key(entry.path)
                 write_unless_changed(
                     entry.path,
                     entry.write,
@@ -373,7 +374,7 @@ class Updates:
 
     def settle_path(self, path: Path) -> None:
         """``settle`` when a write of ``path`` is in flight (it is read or staged again)."""
-        if self._in_flight and _key(path) in self._in_flight:
+        if self._in_flight and os.path.abspath(path) in self._in_flight:
             self.settle()
 
     def settle(self) -> None:

@@ -133,9 +133,7 @@ def _text(path: Path) -> str | None:
 
 
 def run_guards(config: pytest.Config) -> None:
-    """The project-wide guards: pins, header locks, normalized recordings, fresh pins
-    (once every recording written in the background is on disk)."""
-    updates_of(config).settle()
+    """The project-wide guards: pins, header locks, normalized recordings, fresh pins."""
     asyncio.run(project_of(config).check_files(updating=updating(config)))
 
 

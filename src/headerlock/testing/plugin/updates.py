@@ -5,9 +5,7 @@
   claims the file for the item, and two tests claiming one file is an error.
 - ``stage(item, path, text)`` (under ``--snapshot-update``) holds a new recording
   until the item has passed setup, call and teardown; only then is it written
-  (atomically, by the session's ``BackgroundWriter`` while the next test runs; the
-  session's end waits for every write, and a failed one fails its test's teardown as a
-  report of its own). A failed, skipped or interrupted item writes nothing and its
+  (atomically). A failed, skipped or interrupted item writes nothing and its
   report says which recording was kept.
 - At the end the deciding process (the only one, or the xdist controller once
   every worker reported) finds unused recordings and removes them only when
@@ -30,7 +28,6 @@ import pytest
 from headerlock.errors import ConfigError, HeaderlockError, RecordingClashError
 from headerlock.formats.atomic import atomic_write
 from headerlock.formats.write_lock import write_unless_changed
-from headerlock.testing.plugin.background_writer import BackgroundWriter
 from headerlock.testing.plugin.ledger import Ledger, Space, SpaceKind
 from headerlock.testing.plugin.names import module_key, name_in_file, python_recording_path
 from headerlock.testing.plugin.state import session_of
@@ -75,9 +72,7 @@ def claim_recording(item: pytest.Item, *, fixture: str = "headerlock_wire") -> P
 
 def claim(item: pytest.Item, path: Path) -> None:
     """Note that ``item`` uses the recording at ``path`` (a scenario's recording)."""
-    updates = updates_of(item.config)
-    updates.settle_path(path)
-    updates.ledger.claim(_key(path), item.nodeid)
+    updates_of(item.config).ledger.claim(_key(path), item.nodeid)
 
 
 def note_matched(item: pytest.Item, path: Path) -> None:
@@ -91,7 +86,6 @@ def stage(
     """Write ``text`` to ``path`` once ``item`` has passed (``write`` does the writing;
     default: an atomic write). Equal bytes on disk are left alone: whether it was staged."""
     updates = updates_of(item.config)
-    updates.settle_path(path)
     if path.is_file() and path.read_bytes() == text.encode("utf-8", "surrogatepass"):
         updates.ledger.unchanged.add(_key(path))
         return False
@@ -192,12 +186,6 @@ class Updates:
         self.header_locks: set[Path] = set()
         """The header locks this process's updates add to (``wire_headers``): each drops
         the headers no recording refers to any more when the updates end."""
-        self.writer = BackgroundWriter()
-        self._in_flight: set[str] = set()
-        """The recordings a passed test's update will write (``writer``), by absolute
-        path (``_key`` resolves: a few system calls per path)."""
-        self._failed_writes: list[tuple[pytest.Item, str]] = []
-        self.write_failed = False
 
     @property
     def lost_workers(self) -> list[str]:
@@ -221,7 +209,6 @@ class Updates:
         """``python_path(item)``, claimed; a file shared with another test is an error."""
         path = self.python_path(item)
         key = _key(path)
-        self.settle_path(path)
         users = self._users.setdefault(key, {})
         others = sorted({*self._owners.get(key, ()), *users} - {item.nodeid})
         if others:
@@ -325,75 +312,26 @@ class Updates:
             )
 
     def _commit(self, item: pytest.Item, report: pytest.TestReport, staged: list[Staged]) -> None:
-        """Write ``item``'s staged recordings: on the writer's thread (they wait mostly on
-        the disk: the next test runs meanwhile), or now on an xdist worker (a report
-        logged later for an earlier item is refused there; workers write in parallel)."""
-        if not staged:
-            return
-        if self.is_worker:
-            failure = self._write(staged)
-            if failure is not None:
-                report.outcome = "failed"
-                report.longrepr = failure
-            return
-        paths = [os.path.abspath(entry.path) for entry in staged]
-        self._in_flight.update(paths)
-        self.writer.submit(partial(self._write_later, item, staged, paths))
-
-    def _write_later(self, item: pytest.Item, staged: list[Staged], paths: list[str]) -> None:
-        """On the writer's thread: ``_write``; a failure is kept for ``settle``."""
-        try:
-            failure = self._write(staged)
-            if failure is not None:
-                self._failed_writes.append((item, failure))
-        finally:
-            self._in_flight.difference_update(paths)
-
-    def _write(self, staged: list[Staged]) -> str | None:
-        """``staged`` in order, each under its lock; the first failure stops them: its text."""
         for entry in staged:
             existed = entry.path.is_file()
             try:
                 if not entry.booked:  # a header lock merge: it locks and merges by itself
                     entry.write()
                     continue
-                key = _key(entry.path)
                 write_unless_changed(
                     entry.path,
                     entry.write,
                     unchanged=partial(self._unchanged, entry.path),
                     since="this session started",
                 )
-                self._wrote[key] = stamp_of(entry.path)
+                self._wrote[_key(entry.path)] = stamp_of(entry.path)
             except (HeaderlockError, OSError) as error:
-                return f"headerlock: {error}"
-            self.ledger.written.add(key)
+                report.outcome = "failed"
+                report.longrepr = f"headerlock: {error}"
+                return
+            self.ledger.written.add(_key(entry.path))
             if existed:
-                self.ledger.changed.add(key)
-        return None
-
-    def settle_path(self, path: Path) -> None:
-        """``settle`` when a write of ``path`` is in flight (it is read or staged again)."""
-        if self._in_flight and os.path.abspath(path) in self._in_flight:
-            self.settle()
-
-    def settle(self) -> None:
-        """Wait for every write in flight; each failed one fails its test's teardown with
-        the error a write gives (a report of its own, logged now: the test's own
-        teardown report was logged before its write ran)."""
-        self.writer.drain()
-        failed, self._failed_writes = self._failed_writes, []
-        for item, text in failed:
-            self.write_failed = True
-            report = pytest.TestReport(
-                item.nodeid,
-                item.location,
-                dict.fromkeys(item.keywords, 1),
-                "failed",
-                text,
-                "teardown",
-            )
-            item.ihook.pytest_runtest_logreport(report=report)
+                self.ledger.changed.add(_key(entry.path))
 
     def logged(self, report: pytest.TestReport) -> None:
         """Note a phase's outcome (on the xdist controller: a worker's report)."""
@@ -423,9 +361,6 @@ class Updates:
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """A worker hands its books to the controller; the deciding process finds the
         unused recordings and removes them when the session allows it."""
-        self.settle()  # also on KeyboardInterrupt: every passed test's recording is written
-        if self.write_failed and session.exitstatus == 0:
-            session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
         self._prune_header_locks()
         if self.is_worker:
             self.config.workeroutput[WORKER_OUTPUT] = self.ledger.to_data()  # type: ignore[attr-defined]

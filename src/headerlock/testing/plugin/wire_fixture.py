@@ -234,7 +234,6 @@ class OpenLock:
             pin_item.nodeid, updates_of(pin_item.config).python_path(pin_item),
             record_test_command(pin_item),
         )  # fmt: skip
-        updates_of(pin_item.config).settle_path(pin.path)  # the pin's write, if in flight
         headers = pinned_headers(pin)
         if isinstance(headers, Unguarded):
             classes_of(self.item.config).note_unguarded(self.header_class, self.item, headers.why)

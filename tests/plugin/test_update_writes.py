@@ -1,19 +1,18 @@
-"""A passed test's recording is written while the next test runs (``BackgroundWriter``),
-and nothing a user relies on changes: every recording is on disk, whole, when the session
-ends (also when it is interrupted), a refused write still fails its test's teardown with
-the write's own error and the exit status, and the bytes are the same as a write made in
-the test's own teardown (pytester, a real model server, real processes)."""
+"""A passed test's recording is written at its teardown, and every guarantee a user
+relies on holds on a real session: every recording is on disk, whole, when the session
+ends (also when it is interrupted: each passed test's recording, byte for byte, and no
+temp file left), a refused write fails its test's teardown with the write's own error and
+the exit status (also on an xdist worker), and the same traffic gives the same bytes
+(pytester, a real model server, real processes)."""
 
 from __future__ import annotations
 
 import os
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from headerlock.formats.atomic import TEMP_MARKER
-from headerlock.testing.plugin.background_writer import BackgroundWriter
 from tests.model_server import ModelServer
 
 TESTS = 12
@@ -88,7 +87,7 @@ def test_every_passed_tests_recording_is_on_disk_when_the_session_ends(
     assert _files(project.path) == written
 
 
-def test_a_refused_background_write_fails_its_test_with_the_writes_error(
+def test_a_refused_write_fails_its_test_with_the_writes_error(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLASH", "3")
@@ -124,25 +123,6 @@ def test_an_interrupted_session_still_writes_every_passed_tests_recording(
     assert _files(project.path) == whole  # each passed test's recording, byte for byte
     leftovers = [n for n in os.listdir(_recording(project.path, 0).parent) if TEMP_MARKER in n]
     assert leftovers == []
-
-
-def test_the_writer_runs_jobs_in_order_and_drain_raises_what_escaped_one() -> None:
-    writer = BackgroundWriter()
-    ran: list[int] = []
-    for n in range(200):  # more than may wait at once
-        writer.submit(partial(ran.append, n))
-    writer.drain()
-    assert ran == list(range(200))
-
-    def broken() -> None:
-        raise RuntimeError("a bug in a write")
-
-    writer.submit(broken)
-    writer.submit(partial(ran.append, -1))  # the jobs after it still run
-    with pytest.raises(RuntimeError, match="a bug in a write"):
-        writer.drain()
-    assert ran[-1] == -1
-    writer.drain()  # raised once
 
 
 @pytest.mark.slow

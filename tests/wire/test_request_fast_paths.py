@@ -17,11 +17,11 @@ from headerlock.formats.wire_recording import WireRecording, sorted_names
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import Split, split_body
-from headerlock.testing.wire.apis.base import (
+from headerlock.testing.wire.apis.members import (
     _CHECKED,
     DuplicateKeyError,
-    _member_values,
     _unique_keys,
+    member_values,
 )
 from headerlock.testing.wire.clients.core import SentRequest
 from headerlock.testing.wire.entry import _sorted_names, build_entry
@@ -255,7 +255,7 @@ def test_the_memo_in_a_sessions_order_builds_what_a_fresh_build_entry_does(
         )
 
 
-LONG = [{"role": "system", "content": "x" * 1100}]  # past _CHECKED_MIN: remembered
+LONG = [{"role": "system", "content": "x" * 1100}]  # past CHECKED_MIN: remembered
 TAILS = st.sampled_from(
     [
         b"",
@@ -300,7 +300,7 @@ def test_a_member_unpacked_or_grown_from_its_last_bytes_is_the_member_parsed_who
 
 
 def _check_member(body: bytes) -> None:
-    """The messages of ``body`` by ``_member_values`` (after the bodies before it) are the
+    """The messages of ``body`` by ``member_values`` (after the bodies before it) are the
     strict parse of their bytes, or refused as it refuses them."""
     try:
         spans = body_members(body)
@@ -309,7 +309,7 @@ def _check_member(body: bytes) -> None:
     got: Any
     values: dict[str, Any] = {}
     try:
-        values = _member_values(body, spans)
+        values = member_values(body, spans)
         got = ("ok", json.dumps(values["messages"]))
     except DuplicateKeyError as error:
         got = ("duplicate", error.key)
@@ -318,7 +318,7 @@ def _check_member(body: bytes) -> None:
     start, end = spans["messages"]
     assert got == _strict_outcome(body[start:end])
     if got[0] == "ok":  # each split its own objects, never the memo's
-        assert values["messages"] is not _member_values(body, spans)["messages"]
+        assert values["messages"] is not member_values(body, spans)["messages"]
 
 
 @PROPERTY

@@ -28,7 +28,8 @@ from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import ModelApi, Split
-from headerlock.testing.wire.apis.base import DuplicateKeyError, answer_problem
+from headerlock.testing.wire.apis.base import answer_problem
+from headerlock.testing.wire.apis.members import DuplicateKeyError
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import (
     Difference,

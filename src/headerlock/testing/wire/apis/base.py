@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -24,12 +23,16 @@ from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
+from headerlock.testing.wire.apis.members import (
+    CHECKED_MIN,
+    DuplicateKeyError,
+    member_values,
+)
 from headerlock.testing.wire.spans import (
     DuplicateMember,
     Span,
     array_elements,
     body_members,
-    grown_from,
     object_members,
 )
 
@@ -247,134 +250,6 @@ def text_of(value: Any) -> str:
     return str(value)
 
 
-class DuplicateKeyError(ValueError):
-    """A request body holds a JSON object with the same key twice: a provider reads one of
-    them, ``json.loads`` keeps the last, so the body has no one meaning to compare."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} appears twice in one JSON object of the body")
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``' ``object_pairs_hook``: a mapping, or ``DuplicateKeyError``."""
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKeyError(key)
-            seen.add(key)
-    return found
-
-
-_STRICT: Final = json.JSONDecoder(object_pairs_hook=_unique_keys)
-"""``json.loads(text, object_pairs_hook=_unique_keys)`` of a ``str`` is this decoder's
-``decode`` (one decoder for every call: ``loads`` with a hook builds one per call)."""
-
-
-def _strict(text: str) -> Any:
-    """``json.loads(text, object_pairs_hook=_unique_keys)`` by one decoder for every call."""
-    if text.startswith("\ufeff"):  # what loads refuses by name
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    return _STRICT.decode(text)
-
-
-_CHECKED: dict[str, tuple[bytes, bytes | None]] = {}
-"""The last long value checked for duplicate keys under each member name, by its bytes,
-with that value packed by ``marshal`` (``None``: it cannot be): an agent sends the same
-tools and system with every request, and a conversation that only grows. Those bytes are
-not parsed again: the value is unpacked (a fresh copy, at twice the speed of a parse:
-each split gets its own objects, as a caller may change what a run shows it), and only
-the new messages of a grown conversation are parsed and checked."""
-_CHECKED_MIN: Final = 1024
-_CHECKED_NAMES: Final = 64
-_AGAIN: Final[Any] = object()
-
-
-def _member_values(body: bytes, spans: Mapping[str, Span]) -> dict[str, Any]:
-    """The request body's members (``spans``: ``body_members``) parsed, in the order
-    sent; ``ValueError`` when one is not JSON, ``DuplicateKeyError`` when an object in
-    one holds a key twice."""
-    data: dict[str, Any] = {}
-    for key, (start, end) in spans.items():
-        raw = body[start:end]
-        if end - start < _CHECKED_MIN:
-            data[key] = _strict(raw.decode("utf-8"))
-            continue
-        held = _CHECKED.get(key)
-        value = _AGAIN if held is None else _again(raw, *held)
-        if value is _AGAIN:
-            value = _parsed(raw, None if held is None else held[0])
-            packed = _pack(value)
-        else:
-            assert held is not None
-            packed = held[1] if held[0] == raw else _pack(value)
-        data[key] = value
-        if key in _CHECKED or len(_CHECKED) < _CHECKED_NAMES:
-            _CHECKED[key] = (raw, packed)
-    return data
-
-
-def _parsed(raw: bytes, before: bytes | None) -> Any:
-    """The value of ``raw`` parsed, and checked for duplicate keys where ``before`` (the
-    bytes last checked under its name) does not show it needs no check."""
-    text = raw.decode("utf-8")
-    if before == raw:
-        return json.loads(text)
-    later = None if before is None else grown_from(raw, 0, before)
-    if later is None:
-        return _strict(text)
-    value = json.loads(text)  # a conversation that grew: only its new messages checked
-    rest = raw[later:].lstrip(_WHITE_SPACE)
-    if rest[:1] == b",":
-        json.loads(b"[" + rest[1:], object_pairs_hook=_unique_keys)
-    return value
-
-
-def _again(raw: bytes, before: bytes, packed: bytes | None) -> Any:
-    """``_parsed(raw, before)`` from ``packed`` (the value of ``before``) when ``raw`` is
-    ``before`` or an array that only grew from it: its elements unpacked, then its new
-    ones parsed and checked (``_AGAIN`` otherwise, and on any error: ``_parsed`` then
-    says what it is)."""
-    if packed is None:
-        return _AGAIN
-    try:
-        if raw == before:
-            return marshal.loads(packed)
-        later = grown_from(raw, 0, before)
-        if later is None:
-            return _AGAIN
-        rest = raw[later:].lstrip(_WHITE_SPACE)
-        if rest == b"]":
-            added: list[Any] = []
-        elif rest[:1] == b",":
-            added = _strict("[" + rest[1:].decode("utf-8"))
-            if not added:  # "[..., ]": no element after the comma is no JSON
-                return _AGAIN
-        else:
-            return _AGAIN
-        head = marshal.loads(packed)
-        if not isinstance(head, list) or not isinstance(added, list):
-            return _AGAIN
-        head.extend(added)
-        return head
-    except (ValueError, EOFError, TypeError, RecursionError):
-        return _AGAIN
-
-
-def _pack(value: Any) -> bytes | None:
-    """``value`` (JSON data) packed by ``marshal``: unpacked, it is an equal copy of the
-    same types, key order and float bits (``None`` when it cannot be packed)."""
-    try:
-        return marshal.dumps(value)
-    except (ValueError, RecursionError):
-        return None
-
-
-_WHITE_SPACE: Final = b" \t\r\n"
-
-
 _NAMED: dict[str, tuple[ModelApi, bytes, tuple[str, ...]]] = {}
 """Per API, the bytes of the last long tool list named, and its names."""
 
@@ -386,7 +261,7 @@ def _names_of(api: ModelApi, tools: Any, raw: bytes) -> list[str]:
     if held is not None and held[0] is api and held[1] == raw and raw:
         return list(held[2])
     names = api.tool_names(tools)
-    if len(raw) >= _CHECKED_MIN:
+    if len(raw) >= CHECKED_MIN:
         _NAMED[api.name] = (api, raw, tuple(names))
     return names
 
@@ -536,7 +411,7 @@ class ModelApi:
             spans = body_members(body)
         except DuplicateMember as error:
             raise DuplicateKeyError(error.key) from None
-        data = _member_values(body, spans)
+        data = member_values(body, spans)
         tools, tools_raw = self._tools(body, data, spans)
         messages = data.get(self.messages_key)
         system_key = next((k for k in self.system_keys if k in data), None)

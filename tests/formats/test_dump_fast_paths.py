@@ -8,9 +8,9 @@ deep is still refused."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -37,27 +37,11 @@ class _Number(int):
     """An integer that is not exactly ``int``."""
 
 
-class _Map(Mapping[str, Any]):
-    """A mapping that is not a ``dict``."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
 def general(value: Any) -> Any:
     """``value`` with every dict, list, str and int replaced by a look-alike of another
     type (keys stay ``str``: a key's text is remembered only by its own value)."""
     if isinstance(value, dict):
-        return _Map({key: general(item) for key, item in value.items()})
+        return MappingProxyType({key: general(item) for key, item in value.items()})
     if isinstance(value, list):
         return tuple(general(item) for item in value)
     if type(value) is str:

@@ -112,16 +112,23 @@ def test_a_secret_used_as_a_mapping_key_or_a_query_value_is_scrubbed(
     assert '"<<secret>>": the key as a mapping key' in text
 
 
-def test_a_recording_holding_a_known_secret_is_refused_on_replay_and_diff(
-    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "leak.yaml"
+def _leaked(path: Path, model_server: ModelServer, value: str) -> openai.OpenAI:
+    """Record one request at ``path``, then hand-edit ``value`` into its answer; the
+    agent's client."""
     client = openai.OpenAI(base_url=model_server.base_url, api_key=KEY, max_retries=0)
     model_server.script([{"text": "a harmless answer"}])
     with lock(path, mode="record"):
         _ask(client)
+    path.write_text(path.read_text().replace("a harmless answer", f"the key is {value}"))
+    return client
+
+
+def test_a_recording_holding_a_known_secret_is_refused_on_replay_and_diff(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "leak.yaml"
     env_key = "sk-proj-hand-edited-0000000001"
-    path.write_text(path.read_text().replace("a harmless answer", f"the key is {env_key}"))
+    _leaked(path, model_server, env_key)
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
     with pytest.raises(WireRecordingError, match="holds the value of OPENAI_API_KEY") as caught:
         lock(path).__enter__()
@@ -145,12 +152,8 @@ def test_a_recording_replayed_before_its_secret_was_known_is_refused_once_it_is(
     tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "leak.yaml"
-    client = openai.OpenAI(base_url=model_server.base_url, api_key=KEY, max_retries=0)
-    model_server.script([{"text": "a harmless answer"}])
-    with lock(path, mode="record"):
-        _ask(client)
     env_key = "sk-proj-hand-edited-0000000002"
-    path.write_text(path.read_text().replace("a harmless answer", f"the key is {env_key}"))
+    client = _leaked(path, model_server, env_key)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with lock(path):  # read (and remembered) while the value is no secret: green
         _ask(client)

@@ -17,16 +17,16 @@ from headerlock.formats.wire_recording import WireRecording, sorted_names
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.runtime.canonical import canonical_json
 from headerlock.testing.wire.apis import Split, split_body
-from headerlock.testing.wire.apis.members import (
+from headerlock.testing.wire.clients.core import SentRequest
+from headerlock.testing.wire.entry import _sorted_names, build_entry
+from headerlock.testing.wire.header_book import HeaderBook
+from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.members import (
     _CHECKED,
     DuplicateKeyError,
     _unique_keys,
     member_values,
 )
-from headerlock.testing.wire.clients.core import SentRequest
-from headerlock.testing.wire.entry import _sorted_names, build_entry
-from headerlock.testing.wire.header_book import HeaderBook
-from headerlock.testing.wire.matching import request_key
 from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.request_header import HttpRules, _http, _made, _query, request_header
 from headerlock.testing.wire.spans import _key, body_members

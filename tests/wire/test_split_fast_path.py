@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from headerlock.testing.wire.apis import model_api
-from headerlock.testing.wire.apis.members import DuplicateKeyError, _unique_keys
+from headerlock.testing.wire.members import DuplicateKeyError, _unique_keys
 from headerlock.testing.wire.spans import body_members, object_members
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,7 +29,6 @@ from headerlock.formats.wire_scrub import IdTokens, Scrubber
 from headerlock.testing.wire import origins, seal
 from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.apis.base import answer_problem
-from headerlock.testing.wire.apis.members import DuplicateKeyError
 from headerlock.testing.wire.clients.core import Pending, SentRequest, WireAnswer
 from headerlock.testing.wire.compare import (
     Difference,
@@ -42,6 +41,7 @@ from headerlock.testing.wire.entry import build_entry, scrub_response
 from headerlock.testing.wire.header_book import HeaderBook
 from headerlock.testing.wire.ignore import IgnoreRules
 from headerlock.testing.wire.matching import RecordedExchanges
+from headerlock.testing.wire.members import DuplicateKeyError
 from headerlock.testing.wire.memo import MessageMemo
 from headerlock.testing.wire.origins import Key
 from headerlock.testing.wire.run import WireRequest, WireRun

@@ -23,7 +23,7 @@ from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
-from headerlock.testing.wire.apis.members import (
+from headerlock.testing.wire.members import (
     CHECKED_MIN,
     DuplicateKeyError,
     member_values,

@@ -272,6 +272,28 @@ def test_replay_without_a_recording_names_the_path_and_the_command(
     assert not (project.path / "recordings").exists()
 
 
+def test_a_link_at_the_pending_path_is_left_and_the_failure_says_why_no_pending_file(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(project, "--snapshot-update", "tests/test_agent.py").assert_outcomes(passed=2)
+    victim = project.path / "victim.txt"
+    victim.write_text("not headerlock's\n")
+    link = recording(project, *MAIN).with_name("test_agent.yaml.new")
+    link.symlink_to(victim)  # a repository can commit one
+    monkeypatch.setenv("AGENT_PROMPT", "changed")
+    result = run(project, "tests/test_agent.py::test_agent")
+    result.assert_outcomes(failed=1)
+    assert victim.read_text() == "not headerlock's\n" and link.is_symlink()
+    result.stdout.fnmatch_lines(
+        [
+            "*request 1 (openai.chat) messages: messages?0?.content: 'hi' -> 'changed'",
+            "*(no pending file: recordings/tests/test_agent/test_agent.yaml.new: is a symbolic"
+            " link; headerlock writes only files it owns, never through a link*",
+        ]
+    )
+    assert "holds the recording this run would make" not in result.stdout.str()
+
+
 def test_parametrized_ids_are_file_safe_and_distinct(project: pytest.Pytester) -> None:
     (project.path / "tests" / "test_params.py").write_text(PARAMS)
     run(project, "--snapshot-update", "tests/test_params.py").assert_outcomes(passed=5)

@@ -74,9 +74,11 @@ def _adder(
 
 def header_notes(item: pytest.Item, run: WireRun, lock: WireLock) -> list[str]:
     """Note the test's header changes for the summary; the lines a mismatch adds about its
-    pending files (the recording's, the header lock's)."""
+    pending files (the recording's, or why none was written; the header lock's)."""
     note_header_changes(item, run, lock)
     lines = [] if run.pending is None else [pending_line(run.pending)]
+    if run.pending is None and lock.unpended is not None:
+        lines.append(lock.unpended)
     if run.pending_lock is not None:
         lines.append(
             f"pending: {run.pending_lock.as_posix()} holds the new header once (accept it"

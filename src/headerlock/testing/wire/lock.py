@@ -126,6 +126,13 @@ class WireLock:
         self.run: WireRun | None = None
 
     @property
+    def unpended(self) -> str | None:
+        """Why a mismatching replay wrote no pending file (a link or a directory at its
+        path), as the mismatch's last line says it; ``None`` when one was written or none
+        was due."""
+        return self._unpended
+
+    @property
     def ignore(self) -> IgnoreRules:
         """The lock's ignore rules (and which of them matched so far)."""
         return self._ignore

@@ -158,3 +158,61 @@ def test_a_recording_lock_writes_nothing_over_a_recording_changed_while_it_ran(
     with pytest.raises(RecordingRunError, match="changed on disk since this lock opened"):
         recording.__exit__(None, None, None)
     assert path.read_text() == "another writer's bytes\n"
+
+
+GATED_AT_TEARDOWN = """
+import os
+import time
+from pathlib import Path
+
+import openai
+import pytest
+
+
+@pytest.fixture
+def gate():
+    yield
+    gate = os.environ.get("RACE_GATE")
+    if gate:  # the recording is staged, not yet written: another session may write it now
+        Path(gate, "staged").touch()
+        while not Path(gate, "go").exists():
+            time.sleep(0.005)
+
+
+@pytest.mark.headerlock_pin
+def test_agent(gate, headerlock_wire):
+    client = openai.OpenAI(base_url=os.environ["AGENT_BASE_URL"], api_key="sk-test-not-a-real-key-0001", max_retries=0)
+    messages = [{"role": "system", "content": "You are the same prompt."}, {"role": "user", "content": "hi"}]
+    client.chat.completions.create(model="gpt-test", messages=messages)
+"""
+
+
+def test_two_updates_that_write_the_same_bytes_both_pass(
+    pytester: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording another session wrote after this one staged its own is not a stale
+    base when it holds this session's very bytes: nobody's update is lost, so nothing is
+    refused."""
+    pytester.makeini("[pytest]\ntestpaths = tests\naddopts = -p no:randomly -p no:cacheprovider\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_agent.py").write_text(GATED_AT_TEARDOWN)
+    model_server.script([{"text": "ok"}] * 4)
+    monkeypatch.setenv("AGENT_BASE_URL", model_server.base_url)
+    monkeypatch.delenv("RACE_GATE", raising=False)
+    gate = pytester.path / "gate"
+    gate.mkdir()
+    update = [sys.executable, "-m", "pytest", "--snapshot-update", "-q"]
+    first = subprocess.Popen(
+        update, cwd=pytester.path, env={**os.environ, "RACE_GATE": str(gate)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    _wait(gate / "staged", first)  # staged while there was no recording
+    second = subprocess.run(update, cwd=pytester.path, capture_output=True, text=True)
+    assert second.returncode == 0, second.stdout + second.stderr
+    path = pytester.path / "recordings" / "tests" / "test_agent" / "test_agent.yaml"
+    written = path.read_bytes()
+    (gate / "go").touch()
+    output, _ = first.communicate(timeout=60)
+    assert first.returncode == 0, output
+    assert "changed on disk" not in output
+    assert path.read_bytes() == written

@@ -440,15 +440,15 @@ def load_wire_recording(path: Path, *, apis: Collection[str] | None = None) -> W
 def save_wire_recording(recording: WireRecording, path: Path, *, text: str | None = None) -> None:
     """Write ``recording`` atomically (a reader sees the old file or the new one);
     ``text``: its ``to_text()``, when the caller made it already."""
-    data = recording.to_data()
-    if text is None or not _shallow(text):
+    data = recording.to_data() if text is None or not _shallow(text) else None
+    if data is not None:
         depth = nesting(data)
         if depth > WIRE_MAX_DEPTH:  # what the reader would refuse is never written
             raise OutputFileError(
                 f"nesting deeper than {WIRE_MAX_DEPTH} levels ({depth}); nothing written",
                 path=str(path),
             )
-    atomic_write(path, dump(data) if text is None else text, max_bytes=WIRE_MAX_BYTES)
+    atomic_write(path, text if text is not None else dump(data), max_bytes=WIRE_MAX_BYTES)
 
 
 SHALLOW_TEXT_CHARS: Final = 1 << 16

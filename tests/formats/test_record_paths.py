@@ -167,3 +167,17 @@ def test_a_recording_lock_is_taken_after_its_directory_went_away(
     shutil.rmtree(lock.parent)  # a temp cleaner, between two updates of a session
     with recording_lock(recording):
         assert lock.is_file()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows: filelock takes every lock")
+def test_a_recording_lock_on_posix_does_without_importing_filelock(tmp_path: Path) -> None:
+    """filelock costs 13 ms to import, on every pytest run's first wire test; where the
+    lock is a plain ``flock`` it is never imported."""
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from headerlock.formats.write_lock import recording_lock\n"
+        f"with recording_lock(Path({str(tmp_path / 'one.yaml')!r})):\n    pass\n"
+        "print('filelock' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout == "False\n", result.stderr

@@ -36,8 +36,6 @@ try:
 except ImportError:  # Windows: filelock takes every lock
     fcntl = None  # type: ignore[assignment]
 
-from filelock import FileLock, Timeout
-
 from headerlock.errors import OutputFileError, RecordingRunError
 
 TIMEOUT_SECONDS: Final = 120.0
@@ -86,7 +84,7 @@ def recording_lock(recording: Path, *, timeout: float = TIMEOUT_SECONDS) -> Iter
         except FileNotFoundError:  # the lock directory went away (a temp cleaner): again
             _CHECKED.clear()
             release = _acquire(lock_file(recording), timeout)
-    except (Timeout, OSError) as error:
+    except OSError as error:  # filelock's Timeout is a TimeoutError
         raise OutputFileError(
             f"cannot lock it for writing ({error}); nothing written", path=str(recording)
         ) from None
@@ -129,6 +127,8 @@ def _flock(fd: int, timeout: float, key: str) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
+                from filelock import Timeout  # its message, as where filelock takes the lock
+
                 raise Timeout(key) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
@@ -148,6 +148,8 @@ def _let_go(held: dict[str, list[int]], key: str) -> None:
 
 
 def _with_filelock(path: Path, timeout: float) -> Callable[[], None]:
+    from filelock import FileLock  # imported only where it takes the lock (13 ms)
+
     lock = FileLock(path, timeout=timeout)
     lock.acquire()
     return lock.release

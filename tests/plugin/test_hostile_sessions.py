@@ -136,6 +136,39 @@ def test_a_file_changed_in_place_on_a_coarse_clock_is_not_unchanged(tmp_path: Pa
     assert snapshot.recent(snapshot.started_ns - 1) and not snapshot.recent(0)
 
 
+def test_the_snapshot_sees_what_a_walk_and_resolve_of_every_file_see(tmp_path: Path) -> None:
+    """``RecordingsSnapshot.take`` lists the folders once each: the same files and real
+    paths as ``os.walk`` (links to folders not followed, hidden names skipped) and
+    ``Path.resolve`` of each file, links to files followed, over a hostile tree."""
+    from headerlock.testing.plugin.unused import RecordingsSnapshot
+
+    root, outside = tmp_path / "recordings", tmp_path / "outside"
+    for folder in ("a/b", ".hidden", "c.yaml", "a/.git"):
+        (root / folder).mkdir(parents=True)
+    outside.mkdir()
+    for name in ("top.yaml", "a/one.yaml", "a/b/two.yaml", ".hidden/no.yaml", "a/.dot.yaml",
+                 "a/.git/no.yaml", "a/notes.txt", "c.yaml/three.yaml"):  # fmt: skip
+        (root / name).write_text(name)
+    (outside / "far.yaml").write_text("far")
+    (outside / "only-through-the-folder-link.yaml").write_text("not walked")
+    (root / "a" / "to-far.yaml").symlink_to(outside / "far.yaml")
+    (root / "a" / "b" / "to-one.yaml").symlink_to(root / "a" / "one.yaml")
+    (root / "linked").symlink_to(outside, target_is_directory=True)  # not walked
+    (root / "broken.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (root / "via").symlink_to(root / "a", target_is_directory=True)
+    expected = {}
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+        for name in names:
+            path = Path(folder, name)
+            if name.endswith(".yaml") and not name.startswith(".") and path.exists():
+                expected[str(path.resolve())] = path.stat().st_ino
+    snapshot = RecordingsSnapshot.take(root)
+    assert {key: stamp[1] for key, (stamp, _) in snapshot.stamps.items()} == expected
+    assert len(expected) == 5  # top, one (also to-one's), two, three, far (to-far's target)
+    assert str((outside / "far.yaml").resolve()) in snapshot.stamps
+
+
 CRASH_TESTS = {
     "tests/test_a.py": """\
         import pytest

@@ -215,12 +215,30 @@ def stamp_of(path: Path) -> Stamp:
     return _stamp(path.stat())
 
 
-def _all_yaml(directory: Path) -> Iterator[Path]:
-    for folder, subfolders, names in os.walk(directory):
-        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-        for name in names:
-            if name.endswith(".yaml") and not name.startswith("."):
-                yield Path(folder, name)
+def _all_yaml(directory: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every ``*.yaml`` below ``directory``, with the folder it is in, walked as
+    ``os.walk`` walks (a link to a folder is not followed) past hidden names: one
+    ``scandir`` per folder, whose entries know a link without a system call."""
+    folders = [os.fspath(directory)]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            if is_folder:
+                if not entry.is_symlink():
+                    folders.append(entry.path)
+            elif entry.name.endswith(".yaml"):
+                yield folder, entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +258,22 @@ class RecordingsSnapshot:
         """The snapshot of every ``*.yaml`` below ``recordings`` now."""
         started = time.time_ns()
         stamps: dict[str, tuple[Stamp, str | None]] = {}
-        resolve = resolver()
-        for path in _all_yaml(recordings):
+        real: dict[str, str] = {}
+        """Each folder's real path (``resolver``'s answer, from the walk's own entries)."""
+        for folder, entry in _all_yaml(recordings):
             try:
-                info = path.stat()
+                info = entry.stat()
             except OSError:
                 continue
+            if entry.is_symlink():
+                key = os.path.realpath(entry.path)
+            else:
+                found = real.get(folder)
+                if found is None:
+                    found = real[folder] = os.path.realpath(os.path.abspath(folder))
+                key = os.path.join(found, entry.name)
             recent = max(info.st_mtime_ns, info.st_ctime_ns) >= started - GRAIN_NS
-            stamps[resolve(path)] = (_stamp(info), _digest(path) if recent else None)
+            stamps[key] = (_stamp(info), _digest(Path(entry.path)) if recent else None)
         return cls(started, stamps, recordings.resolve())
 
     def recent(self, ns: int) -> bool:

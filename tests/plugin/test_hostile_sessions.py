@@ -169,6 +169,35 @@ def test_the_snapshot_sees_what_a_walk_and_resolve_of_every_file_see(tmp_path: P
     assert str((outside / "far.yaml").resolve()) in snapshot.stamps
 
 
+def test_the_unused_check_lists_a_folder_as_iterdir_and_resolve_do(tmp_path: Path) -> None:
+    """The files an unused check weighs in a folder, and the real path it matches claims
+    by: those of ``iterdir`` (sorted; ``*.yaml``, not hidden, not the header lock, files
+    or links to files) and ``Path.resolve``."""
+    from headerlock.testing.plugin.unused import _yaml_files
+
+    folder, outside = tmp_path / "recordings" / "tests" / "test_a", tmp_path / "outside"
+    (folder / "sub.yaml").mkdir(parents=True)
+    outside.mkdir()
+    for name in ("b.yaml", "a.yaml", ".h.yaml", "headers.lock.yaml", "n.txt", "x.yaml.new"):
+        (folder / name).write_text(name)
+    (outside / "far.yaml").write_text("far")
+    (folder / "to-far.yaml").symlink_to(outside / "far.yaml")
+    (folder / "to-a.yaml").symlink_to(folder / "a.yaml")
+    (folder / "broken.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (folder / "to-folder.yaml").symlink_to(outside, target_is_directory=True)
+    expected = [
+        (path, str(path.resolve()))
+        for path in sorted(folder.iterdir())
+        if path.suffix == ".yaml"
+        and not path.name.startswith(".")
+        and path.name != "headers.lock.yaml"
+        and path.is_file()
+    ]
+    assert [p.name for p, _ in expected] == ["a.yaml", "b.yaml", "to-a.yaml", "to-far.yaml"]
+    assert _yaml_files(folder) == expected
+    assert _yaml_files(tmp_path / "missing") == []
+
+
 CRASH_TESTS = {
     "tests/test_a.py": """\
         import pytest

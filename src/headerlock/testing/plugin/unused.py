@@ -47,18 +47,35 @@ def space_ran_whole(space: Space, ledger: Ledger, outcomes: Mapping[str, Outcome
     return all(i in ledger.selected and _ran_green(i, outcomes) for i in space.items)
 
 
-def _yaml_files(directory: Path) -> list[Path]:
-    from headerlock.formats.header_lock import is_lock_file  # loads YAML: not at start-up
+def _yaml_files(directory: Path) -> list[tuple[Path, str]]:
+    """The ``*.yaml`` files directly in ``directory`` (not hidden, not a header lock),
+    sorted, each with its real path (``str(path.resolve())``): one ``scandir``, whose
+    entries know a link and a plain file without a system call each."""
+    from headerlock.formats.header_lock import LOCK_NAME
 
     try:
-        entries = sorted(directory.iterdir())
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
     except OSError:
         return []
-    return [
-        p
-        for p in entries
-        if p.suffix == ".yaml" and p.name[:1] != "." and not is_lock_file(p) and p.is_file()
-    ]
+    real: str | None = None
+    found: list[tuple[Path, str]] = []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".yaml") or name[:1] == "." or name == LOCK_NAME:
+            continue
+        try:
+            if not entry.is_file():
+                continue
+        except OSError:
+            continue
+        if entry.is_symlink():
+            key = os.path.realpath(entry.path)
+        else:
+            real = real or os.path.realpath(os.path.abspath(directory))
+            key = os.path.join(real, name)
+        found.append((directory / name, key))
+    return found
 
 
 def looks_like_recording(path: Path) -> bool:
@@ -104,7 +121,6 @@ def find_unused(
     """Unused recordings in the spaces this session ran whole, sorted; a space with an
     item in ``incomplete`` (run by a worker whose books were lost) is not whole."""
     claimed = set(ledger.claims)
-    resolved = resolver()
     unused: set[Path] = set()
     for space in ledger.spaces.values():
         if not space_ran_whole(space, ledger, outcomes):
@@ -118,11 +134,11 @@ def find_unused(
                 if i in ledger.paths and outcomes[i].skipped
             }
             directory = recordings / space.key
-            unused.update(p for p in _yaml_files(directory) if resolved(p) not in keep)
+            unused.update(p for p, real in _yaml_files(directory) if real not in keep)
         else:
-            for path in _yaml_files(recordings):
+            for path, real in _yaml_files(recordings):
                 owner = fixtures / path.name
-                if not owner.is_file() and str(path.resolve()) not in claimed:
+                if not owner.is_file() and real not in claimed:
                     unused.add(path)
     return sorted(p for p in unused if looks_like_recording(p))
 

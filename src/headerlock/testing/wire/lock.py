@@ -36,7 +36,7 @@ from headerlock.formats.header_lock import (
     write_pending_lock,
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
-from headerlock.formats.secrets import env_secrets, secret_env, secret_values
+from headerlock.formats.secrets import env_secrets, secret_env, secret_values, shape_hints
 from headerlock.formats.strict_yaml import paused_gc
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
@@ -98,7 +98,7 @@ class WireLock:
         self.mode: Mode = action
         self.pin = pin
         self._script_spec = script
-        self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
+        self._scrubber = _scrubber((*secret_values(), *env_secrets(redact_env)), redact)
         self._allow_hosts = seal.allowed_hosts(allow_hosts)
         self._record_errors = record_errors
         if isinstance(ignore, IgnoreRules):
@@ -115,7 +115,11 @@ class WireLock:
         self._http = http
         self.header_lock = None if header_lock is None else Path(header_lock)
         """The header lock an unpinned record writes its headers to (``None``: keep none)."""
-        self._http_rules = HttpRules.parse(http_headers, where="http_headers")
+        self._http_rules = (
+            NO_HTTP_RULES
+            if isinstance(http_headers, tuple | list) and not http_headers
+            else HttpRules.parse(http_headers, where="http_headers")
+        )
         self._opened = False
         self._base = NO_BASE
         self._unpended: str | None = None
@@ -370,6 +374,27 @@ class WireLock:
             raise IgnoreRuleError(
                 unmatched_message(unmatched, str(self.path or "wire lock")), paths=unmatched
             )
+
+
+NO_HTTP_RULES: Final = HttpRules()
+"""``HttpRules.parse(())``: no header added or dropped (most locks), made once."""
+_SCRUBBERS: dict[tuple[tuple[str, ...], tuple[str, ...]], Scrubber] = {}
+"""The scrubbers of locks with no ``redact``, by their secrets and the registry's key-shape
+hints (a scrubber is immutable: locks with the same secrets share one)."""
+MAX_SCRUBBERS: Final = 16
+
+
+def _scrubber(secrets: tuple[str, ...], redact: Redact | None) -> Scrubber:
+    """``Scrubber.of(secrets, redact)``, shared while the secrets stay the same."""
+    if redact is not None:
+        return Scrubber.of(secrets, redact)
+    key = (secrets, shape_hints())
+    found = _SCRUBBERS.get(key)
+    if found is None:
+        if len(_SCRUBBERS) >= MAX_SCRUBBERS:
+            _SCRUBBERS.clear()
+        found = _SCRUBBERS[key] = Scrubber.of(secrets)
+    return found
 
 
 _warned: set[str] = set()

@@ -1,0 +1,62 @@
+"""What a lock sets up is shared between locks only while what it depends on is the same
+(issue 31): the scrubber by the secrets of the environment, the header rules when none
+are given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from headerlock.testing.wire.lock import NO_HTTP_RULES, WireLock
+from headerlock.testing.wire.request_header import HttpRules
+
+KEY = "sk-test-0123456789abcdef"
+
+
+def _lock(http_headers: Sequence[str] = ()) -> WireLock:
+    return WireLock(
+        None,
+        mode="all",
+        pin=False,
+        script=None,
+        redact=None,
+        redact_env=(),
+        http_headers=http_headers,
+    )
+
+
+def test_locks_share_a_scrubber_only_while_the_secrets_stay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    one, two = _lock(), _lock()
+    assert one._scrubber is two._scrubber
+    assert one._scrubber.text(f"Bearer {KEY}") == "Bearer <<secret>>"
+    monkeypatch.setenv("OPENAI_API_KEY", KEY + "-rotated")
+    rotated = _lock()
+    assert rotated._scrubber is not one._scrubber
+    assert rotated._scrubber.text(f"x {KEY}-rotated") == "x <<secret>>"
+    assert rotated._scrubber.text(f"x {KEY}") == f"x {KEY}"  # the old key is no secret now
+    monkeypatch.setenv("MY_TOKEN", "another-secret-value")
+    named = WireLock(None, mode="all", pin=False, script=None, redact=None, redact_env=["MY_TOKEN"])
+    assert named._scrubber.text("another-secret-value") == "<<secret>>"
+    assert _lock()._scrubber.text("another-secret-value") == "another-secret-value"
+
+
+def test_a_lock_with_redact_keeps_its_own_scrubber(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    def redact(text: str) -> str:
+        return text.replace("alice", "<<user>>")
+
+    redacting = WireLock(None, mode="all", pin=False, script=None, redact=redact, redact_env=())
+    assert redacting._scrubber is not _lock()._scrubber
+    assert redacting._scrubber.text(f"alice {KEY}") == "<<user>> <<secret>>"
+
+
+@pytest.mark.parametrize("given", [(), []])
+def test_no_http_headers_are_the_rules_parsed_from_none(given: list[str] | tuple[()]) -> None:
+    assert HttpRules.parse(given, where="http_headers") == NO_HTTP_RULES
+    assert _lock(http_headers=given)._http_rules == NO_HTTP_RULES
+    assert _lock(http_headers=["x-tenant"])._http_rules == HttpRules(add=("x-tenant",))

@@ -1,20 +1,22 @@
 """Loading a wire recording takes shortcuts on the common case (issue 31): a plain mapping
 whose keys are all known is passed without listing its unknown keys, an entry holding
-every required key is not asked for each. They must accept and refuse exactly what the
-general path does, with the same one-line error: the same data held as other mappings
-goes the general way."""
+every required key is not asked for each, and the line reader checks a quoted string
+against JSON's escaping when that is the emitter's. They must accept and refuse exactly
+what the general path does, with the same one-line error: the same data held as other
+mappings goes the general way, and the quoted form is the emitter's own."""
 
 from __future__ import annotations
 
 import copy
+import re
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headerlock.errors import WireRecordingError
-from headerlock.formats import wire_recording
+from headerlock.errors import SerializationError, WireRecordingError
+from headerlock.formats import canonical_read, canonical_yaml, wire_recording
 from headerlock.formats.wire_recording import WireRecording, wire_recording_from_data
 
 ENTRY: dict[str, Any] = {
@@ -127,3 +129,32 @@ def test_an_unknown_key_is_named_when_the_shortcut_is_broken(
     assert isinstance(outcome(data), WireRecording)  # the key goes unseen
     with pytest.raises(AssertionError):
         same_as_general(data)
+
+
+def _token(write: Any, text: str) -> str:
+    try:
+        return str(write(text))
+    except SerializationError as error:
+        return f"refused: {error}"
+
+
+TEXTS = st.text(
+    st.characters(codec="utf-8") | st.sampled_from('\x00\x08\t\n\r\x1f\x7f\x85\x9f\u2028\ufeff"\\'),
+    max_size=12,
+) | st.sampled_from(["true", "null", "a b", "-1", "é", "x\ud800"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS)
+def test_a_string_is_written_as_the_emitter_writes_it(text: str) -> None:
+    assert _token(canonical_read._written, text) == _token(canonical_yaml._string, text)
+
+
+def test_the_json_shortcut_is_only_taken_where_json_escapes_as_the_emitter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for text in ("a\x85b", "\x08", "a\rb", "\u2028", "\ufeff"):
+        assert canonical_read._written(text) == canonical_yaml._string(text)
+    monkeypatch.setattr(canonical_read, "_EXOTIC", re.compile("(?!)"))
+    assert canonical_read._written("\x08") != canonical_yaml._string("\x08")
+    assert canonical_read._written("a\x85b") != canonical_yaml._string("a\x85b")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from headerlock.formats import secrets
-from headerlock.formats.secrets import secret_env
+from headerlock.formats.secrets import env_secrets, secret_env
 
 NAMES = ("HL_TEST_A", "HL_TEST_B", "OPENAI_API_KEY", "HEADERLOCK_REDACT_ENV", "OPENAI_BASE_URL")
 VALUES = st.one_of(
@@ -38,8 +38,10 @@ def test_the_environment_is_read_as_os_environ_get_reads_it(
                 patch.delenv(name, raising=False)
             else:
                 patch.setenv(name, value)
-            for asked in (*NAMES, "NOT_SET_ANYWHERE", "A=B"):
-                assert secrets._getenv(asked) == _plain(asked)
+            asked = (*NAMES, "NOT_SET_ANYWHERE", "A=B")
+            for name in asked:
+                assert secrets._getenv(name) == _plain(name)
+            assert env_secrets(asked) == [os.environ[n] for n in asked if os.environ.get(n)]
             fast = secret_env()
             with pytest.MonkeyPatch.context() as plain:
                 plain.setattr(secrets, "_getenv", _plain)

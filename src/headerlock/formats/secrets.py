@@ -350,8 +350,8 @@ def query_secrets(query: str) -> list[str]:
 
 def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the environment variables ``names`` that are set."""
-    env = os.environ if environ is None else environ
-    return [env[name] for name in names if env.get(name)]
+    get = _getenv if environ is None else environ.get
+    return [value for value in map(get, names) if value]
 
 
 _UNICODE_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")

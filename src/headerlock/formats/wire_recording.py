@@ -53,20 +53,8 @@ WIRE_MAX_BYTES: Final = 256 * 1024 * 1024
 WIRE_MAX_DEPTH: Final = 400
 """The nesting limit of a wire recording (pinned tool schemas nest deeply)."""
 _ENTRY_KEYS: Final = frozenset(
-    (
-        "api",
-        "config",
-        CONTINUES,
-        "header",
-        "messages",
-        "path",
-        "prefix",
-        "prefix_sha256",
-        "response",
-        "system",
-        "tool_names",
-        "tools",
-    )
+    f"api config {CONTINUES} header messages path prefix prefix_sha256 response system"
+    " tool_names tools".split()
 )
 _RESPONSE_KEYS: Final = frozenset(
     ("base64", "content_type", "events", "json", "status", STREAM_KEY, "text")

@@ -36,7 +36,7 @@ from headerlock.formats.header_lock import (
     write_pending_lock,
 )
 from headerlock.formats.pending import NO_BASE, base_of, remove_pending, write_pending
-from headerlock.formats.secrets import env_secrets, secret_env, secret_values, shape_hints
+from headerlock.formats.secrets import env_secrets, secret_env, secret_values
 from headerlock.formats.strict_yaml import paused_gc
 from headerlock.formats.wire_http import HttpEntry
 from headerlock.formats.wire_recording import (
@@ -98,7 +98,7 @@ class WireLock:
         self.mode: Mode = action
         self.pin = pin
         self._script_spec = script
-        self._scrubber = _scrubber((*secret_values(), *env_secrets(redact_env)), redact)
+        self._scrubber = Scrubber.of([*secret_values(), *env_secrets(redact_env)], redact)
         self._allow_hosts = seal.allowed_hosts(allow_hosts)
         self._record_errors = record_errors
         if isinstance(ignore, IgnoreRules):
@@ -378,25 +378,6 @@ class WireLock:
 
 NO_HTTP_RULES: Final = HttpRules()
 """``HttpRules.parse(())``: no header added or dropped (most locks), made once."""
-_SCRUBBERS: dict[tuple[tuple[str, ...], tuple[str, ...]], Scrubber] = {}
-"""The scrubbers of locks with no ``redact``, by their secrets and the registry's key-shape
-hints (a scrubber is immutable: locks with the same secrets share one)."""
-MAX_SCRUBBERS: Final = 16
-
-
-def _scrubber(secrets: tuple[str, ...], redact: Redact | None) -> Scrubber:
-    """``Scrubber.of(secrets, redact)``, shared while the secrets stay the same."""
-    if redact is not None:
-        return Scrubber.of(secrets, redact)
-    key = (secrets, shape_hints())
-    found = _SCRUBBERS.get(key)
-    if found is None:
-        if len(_SCRUBBERS) >= MAX_SCRUBBERS:
-            _SCRUBBERS.clear()
-        found = _SCRUBBERS[key] = Scrubber.of(secrets)
-    return found
-
-
 _warned: set[str] = set()
 """The header notices this process has warned about (each once)."""
 

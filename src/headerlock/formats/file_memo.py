@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Hashable
+from stat import S_ISREG
 from typing import Final, Generic, TypeVar
 
 T = TypeVar("T")
@@ -47,6 +48,32 @@ class FileMemo(Generic[T]):
             now = stamp(os.stat(key))
         except OSError:
             return read()
+        return self._kept_or_read(key, now, read, context)
+
+    def get_regular(
+        self,
+        path: str | os.PathLike[str],
+        read: Callable[[], T],
+        *,
+        absent: Callable[[], T],
+        context: Hashable = None,
+    ) -> T:
+        """``get``, for a regular file: ``absent()`` when there is none at ``path`` (no
+        such path, or a directory or another kind of file there), with the one ``stat``
+        that also stamps it; ``read()`` says why one that cannot be stat'ed otherwise
+        (permissions) cannot be read."""
+        key = os.fspath(path)
+        try:
+            info = os.stat(key)
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            return absent()
+        except OSError:
+            return read()
+        if not S_ISREG(info.st_mode):
+            return absent()
+        return self._kept_or_read(key, stamp(info), read, context)
+
+    def _kept_or_read(self, key: str, now: Stamp, read: Callable[[], T], context: Hashable) -> T:
         with self._guard:
             held = self._kept.get(key)
         if held is not None and held[0] == now and held[1] == context:

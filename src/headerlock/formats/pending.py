@@ -92,10 +92,16 @@ def write_pending(recording: Path, text: str, *, partial: str | None = None) -> 
     return path
 
 
+_NO_EXCEPTION_ASK: Final = os.access in os.supports_follow_symlinks
+"""Whether ``os.access`` can tell, without following a link, that nothing is at a path."""
+
+
 def remove_pending(recording: Path) -> bool:
     """Remove the pending file of ``recording`` if there is one; whether there was. A
     directory there is an ``OutputFileError`` naming it (never removed)."""
     path = pending_path(recording)
+    if _NO_EXCEPTION_ASK and not os.access(path, os.F_OK, follow_symlinks=False):
+        return False  # the common case, asked without raising FileNotFoundError
     try:
         if stat.S_ISDIR(os.lstat(path).st_mode):  # a link to one is only a link: removed
             raise OutputFileError(_IS_DIRECTORY, path=path.as_posix())

@@ -47,25 +47,22 @@ from headerlock.runtime.canonical import code_unit_key
 
 WIRE_FORMAT_VERSION: Final = schema.WIRE.version
 WIRE_KIND: Final = "wire"
-_TOP_KEYS: Final = ("http", "kind", "pinned", "requests", "version")
+_TOP_KEYS: Final = frozenset(("http", "kind", "pinned", "requests", "version"))
 WIRE_MAX_BYTES: Final = 256 * 1024 * 1024
 """The size limit of a wire recording (vision requests carry megabytes of base64)."""
 WIRE_MAX_DEPTH: Final = 400
 """The nesting limit of a wire recording (pinned tool schemas nest deeply)."""
-_ENTRY_KEYS: Final = (
-    "api",
-    "config",
-    CONTINUES,
-    "header",
-    "messages",
-    "path",
-    "prefix",
-    "prefix_sha256",
-    "response",
-    "system",
-    "tool_names",
-    "tools",
+_ENTRY_KEYS: Final = frozenset(
+    f"api config {CONTINUES} header messages path prefix prefix_sha256 response system"
+    " tool_names tools".split()
 )
+_RESPONSE_KEYS: Final = frozenset(
+    ("base64", "content_type", "events", "json", "status", STREAM_KEY, "text")
+)
+_EVENT_KEYS: Final = frozenset(("event", "id", "json", "text"))
+_PREFIX_KEYS: Final = frozenset(("system", "tools"))
+_REQUIRED_KEYS: Final = frozenset(("api", "path", "config", "system", "tools"))
+_NO_NAMES: Final[list[str]] = []
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 _HEADER_ID: Final = re.compile(r"[0-9a-f]{12}")
 _API_NAME: Final = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
@@ -178,13 +175,16 @@ class _Reader:
     def __init__(self, path: str, apis: Collection[str] | None) -> None:
         self.path = path
         self.apis = None if apis is None else sorted(apis)
+        self.api_set = None if apis is None else frozenset(apis)
         self.json_seen: set[str] = set()
         """The prefix texts found to be JSON (a pinned recording repeats them)."""
 
     def fail(self, key: str, message: str) -> NoReturn:
         raise WireRecordingError(message, path=self.path, key=key)
 
-    def mapping(self, value: Any, key: str, allowed: Sequence[str]) -> Mapping[str, Any]:
+    def mapping(self, value: Any, key: str, allowed: frozenset[str]) -> Mapping[str, Any]:
+        if type(value) is dict and value.keys() <= allowed:
+            return value  # the common case: a plain mapping of known keys, nothing to name
         if not isinstance(value, Mapping):
             self.fail(key, f"must be a mapping, got {type(value).__name__}")
         unknown = sorted(k for k in value if k not in allowed)
@@ -243,8 +243,9 @@ class _Reader:
         data = self.mapping(value, key, _ENTRY_KEYS)
         expander.check(data, key)
         header = data.get("header")
-        for name in ("api", "path", "config", "system", "tools"):
-            self.need(data, name, key)
+        if not data.keys() >= _REQUIRED_KEYS:  # name the first one missing
+            for name in ("api", "path", "config", "system", "tools"):
+                self.need(data, name, key)
         if header is None:
             self.need(data, "tool_names", key)
         elif pinned or not isinstance(header, str) or not _HEADER_ID.fullmatch(header):
@@ -254,8 +255,10 @@ class _Reader:
             self.fail(f"{key}.header", why)
         self.need(data, "messages", key)
         api = self.str_(data["api"], f"{key}.api")
-        if self.apis is not None and api not in self.apis:
-            self.fail(f"{key}.api", f"unknown api {api!r}; expected one of {', '.join(self.apis)}")
+        if self.api_set is not None and api not in self.api_set:
+            self.fail(
+                f"{key}.api", f"unknown api {api!r}; expected one of {', '.join(self.apis or ())}"
+            )
         if not _API_NAME.fullmatch(api):
             self.fail(f"{key}.api", f"unknown api {api!r}; an api is named provider.endpoint")
         path = self.str_(data["path"], f"{key}.path")
@@ -264,11 +267,12 @@ class _Reader:
         config = data["config"]
         if not isinstance(config, Mapping):
             self.fail(f"{key}.config", "must be a mapping")
-        names = data.get("tool_names", [])
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            self.fail(f"{key}.tool_names", "must be a list of strings")
-        if list(sorted_names(names)) != names:
-            self.fail(f"{key}.tool_names", "must be sorted (code-unit order)")
+        names = data.get("tool_names", _NO_NAMES)
+        if names is not _NO_NAMES:  # an entry with a header id keeps none
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                self.fail(f"{key}.tool_names", "must be a list of strings")
+            if list(sorted_names(names)) != names:
+                self.fail(f"{key}.tool_names", "must be sorted (code-unit order)")
         sha = None
         if pinned or "prefix_sha256" in data:  # an older unpinned file's hash is checked, dropped
             sha = self.str_(self.need(data, "prefix_sha256", key), f"{key}.prefix_sha256")
@@ -303,7 +307,7 @@ class _Reader:
             if "prefix" in data:
                 self.fail(f"{key}.prefix", "only pinned recordings keep the raw prefix")
             return None
-        raw = self.mapping(self.need(data, "prefix", key), f"{key}.prefix", ("system", "tools"))
+        raw = self.mapping(self.need(data, "prefix", key), f"{key}.prefix", _PREFIX_KEYS)
         tools = self.str_(self.need(raw, "tools", f"{key}.prefix"), f"{key}.prefix.tools")
         system = self.str_(self.need(raw, "system", f"{key}.prefix"), f"{key}.prefix.system")
         self.json_text(tools, f"{key}.prefix.tools")
@@ -327,8 +331,7 @@ class _Reader:
         self.json_seen.add(text)
 
     def response(self, value: Any, key: str) -> WireResponse:
-        allowed = ("base64", "content_type", "events", "json", "status", STREAM_KEY, "text")
-        data = self.mapping(value, key, allowed)
+        data = self.mapping(value, key, _RESPONSE_KEYS)
         status = self.int_(self.need(data, "status", key), f"{key}.status")
         if not 100 <= status <= 599:
             self.fail(f"{key}.status", f"must be an HTTP status (100-599), got {status}")
@@ -367,7 +370,7 @@ class _Reader:
         return EventLines(text)
 
     def event(self, value: Any, key: str) -> SseEvent:
-        data = self.mapping(value, key, ("event", "id", "json", "text"))
+        data = self.mapping(value, key, _EVENT_KEYS)
         kinds = [k for k in ("json", "text") if k in data]
         if len(kinds) != 1:
             self.fail(key, "needs exactly one of json or text")

@@ -183,6 +183,9 @@ class Updates:
         self._ran_on: dict[str, str | None] = {}
         """The xdist worker each item's reports came from (``None``: no worker)."""
         self._module_keys: dict[Path, PurePath] = {}
+        self._places: dict[tuple[PurePath, str], Path] = {}
+        """Each recording path made (``python_path``), by its module key and name: the
+        collection makes every test's once, and the test's claim asks again."""
         self.header_locks: set[Path] = set()
         """The header locks this process's updates add to (``wire_headers``): each drops
         the headers no recording refers to any more when the updates end."""
@@ -196,9 +199,13 @@ class Updates:
 
     def python_path(self, item: pytest.Item) -> Path:
         """The recording ``item`` uses (see ``recording_name_of``)."""
-        return python_recording_path(
-            self.recordings, self._module_key(item.path), recording_name_of(item)
-        )
+        place = (self._module_key(item.path), recording_name_of(item))
+        path = self._places.get(place)
+        if path is None:
+            if len(self._places) >= MAX_RESOLVED:
+                self._places.clear()
+            path = self._places[place] = python_recording_path(self.recordings, *place)
+        return path
 
     def _module_key(self, path: Path) -> PurePath:
         if path not in self._module_keys:

@@ -68,7 +68,7 @@ from headerlock.testing.plugin.wire_headers import header_notes, predates, stage
 from headerlock.testing.wire.compare import ORDER_HINT, RECORD_HINT, report
 from headerlock.testing.wire.lock import WireLock
 from headerlock.testing.wire.lock_options import LockOptions, lock_options
-from headerlock.testing.wire.record_mode import records
+from headerlock.testing.wire.record_mode import RecordMode, records
 from headerlock.testing.wire.run import WireRun
 
 OWNED: Final = {
@@ -94,7 +94,10 @@ class WireMarker:
 def wire_marker(item: pytest.Item) -> WireMarker:
     """The closest ``headerlock_wire`` marker's keywords: ``lock()``'s, and
     ``header_class``."""
-    marker = item.get_closest_marker(MARKER)
+    return _wire_marker(item, item.get_closest_marker(MARKER))
+
+
+def _wire_marker(item: pytest.Item, marker: pytest.Mark | None) -> WireMarker:
     if marker is None:
         return WireMarker()
     where = f"{item.nodeid}: @pytest.mark.{MARKER}"
@@ -264,13 +267,39 @@ def _named(error: RecordingRunError, path: Path) -> RecordingRunError:
     return named
 
 
+def _closest(item: pytest.Item) -> dict[str, pytest.Mark]:
+    """The closest marker of each of the plugin's names a test carries (one walk of its
+    markers instead of one per name: ``get_closest_marker``'s order)."""
+    found: dict[str, pytest.Mark] = {}
+    for mark in item.iter_markers():
+        if mark.name in _NAMES:
+            found.setdefault(mark.name, mark)
+    return found
+
+
+_NAMES: Final = frozenset((MARKER, PIN_MARKER))
+_SESSION_MODE = pytest.StashKey["RecordMode"]()
+
+
+def _mode(config: pytest.Config, marked: RecordMode | None) -> RecordMode:
+    """``record_mode(config, marked)``; the session's own (no marker's) worked out once:
+    the command line and the ini do not change during a session."""
+    if marked is not None:
+        return record_mode(config, marked)
+    mode = config.stash.get(_SESSION_MODE, None)
+    if mode is None:
+        mode = config.stash[_SESSION_MODE] = record_mode(config)
+    return mode
+
+
 def _open(item: pytest.Item, path: Path) -> OpenLock:
-    marker = wire_marker(item)
+    marks = _closest(item)
+    marker = _wire_marker(item, marks.get(MARKER))
     options = marker.options
-    mode = record_mode(item.config, options.mode if marker.mode_given else None)
+    mode = _mode(item.config, options.mode if marker.mode_given else None)
     exists = path.is_file()
     update = records(mode, exists=exists)
-    pinned = item.get_closest_marker(PIN_MARKER) is not None
+    pinned = PIN_MARKER in marks
     header_class = classes_of(item.config).class_of(item)
     if len(header_class.pins) > 1:
         raise ConfigError(pins_message(header_class), key="headerlock_pin")

@@ -106,13 +106,15 @@ def locked(path: Path, recording: WireRecording, lock: Path | None) -> dict[str,
             key="header",
         )
     where = lock or path.parent / LOCK_NAME
-    if not where.is_file():
+
+    def absent() -> HeaderLock:
         raise ConfigError(
             f"{path.as_posix()}: its requests refer to the header lock {where.as_posix()},"
             " which does not exist; re-record it",
             key="header",
         )
-    return dict(_LOCKS.get(where, lambda: load_lock(where)).headers)
+
+    return dict(_LOCKS.get_regular(where, lambda: load_lock(where), absent=absent).headers)
 
 
 _LOCKS: FileMemo[HeaderLock] = FileMemo(size=16)

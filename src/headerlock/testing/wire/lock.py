@@ -115,7 +115,11 @@ class WireLock:
         self._http = http
         self.header_lock = None if header_lock is None else Path(header_lock)
         """The header lock an unpinned record writes its headers to (``None``: keep none)."""
-        self._http_rules = HttpRules.parse(http_headers, where="http_headers")
+        self._http_rules = (
+            NO_HTTP_RULES
+            if isinstance(http_headers, tuple | list) and not http_headers
+            else HttpRules.parse(http_headers, where="http_headers")
+        )
         self._opened = False
         self._base = NO_BASE
         self._unpended: str | None = None
@@ -372,6 +376,8 @@ class WireLock:
             )
 
 
+NO_HTTP_RULES: Final = HttpRules()
+"""``HttpRules.parse(())``: no header added or dropped (most locks), made once."""
 _warned: set[str] = set()
 """The header notices this process has warned about (each once)."""
 

@@ -28,6 +28,9 @@ E = TypeVar("E", bound=Recorded)
 
 
 MESSAGES: Final = "messages"
+FEW_MESSAGES: Final = 4
+"""An entry with at most this many messages is keyed in one go (one encoder call); a
+longer one writes each message once for every entry that shares it (``_shared_key``)."""
 SCORED_MISSES: Final = 8
 """Misses explained by scoring every recorded exchange before ``closest`` builds an index."""
 
@@ -83,7 +86,10 @@ class RecordedExchanges(Generic[E]):
         self._misses = 0
         texts: dict[int, str] = {}  # a message shared by several entries is written once
         for index, entry in enumerate(self.entries):
-            self._by_key.setdefault(_digest(_shared_key(entry, texts)), deque()).append(index)
+            messages = getattr(entry, MESSAGES, None)
+            short = not isinstance(messages, list) or len(messages) <= FEW_MESSAGES
+            key = request_key(entry) if short else _shared_key(entry, texts)
+            self._by_key.setdefault(_digest(key), deque()).append(index)
 
     def take(self, live: E, key: str | None = None) -> int | None:
         """The index of the first unserved exchange whose request equals ``live`` (whose

@@ -136,27 +136,12 @@ def secret_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         held: dict[str, str] | None = getattr(_hold, "table", None)
         if held is not None:
             return dict(held)
-    get = _getenv if environ is None else environ.get
+    get = (os.environ if environ is None else environ).get
     known = credentials()
     listed = (*known.env, *_registered_env, *env_names(get(REDACT_ENV_VAR) or ""))
     named = tuple((name, get(name) or "") for name in listed)
     urls = tuple((name, get(name) or "") for name in known.url_env)
     return dict(_secret_table(known, named, urls, tuple(_signing)))
-
-
-def _getenv(name: str) -> str | None:
-    """``os.environ.get(name)``, read from the table ``os.environ`` keeps (``_data``, by
-    its own ``encodekey``) when it has one: ``get`` of a variable that is not set raises
-    and catches a ``KeyError`` inside, and a secret table asks for a dozen that are not."""
-    environ = os.environ
-    data = getattr(environ, "_data", None)
-    if not isinstance(data, dict):
-        return environ.get(name)
-    try:
-        value = data.get(environ.encodekey(name))
-    except (TypeError, ValueError, UnicodeError):  # a name it cannot hold: its own error
-        return environ.get(name)
-    return None if value is None else environ.decodevalue(value)
 
 
 _hold = threading.local()
@@ -350,7 +335,7 @@ def query_secrets(query: str) -> list[str]:
 
 def env_secrets(names: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the environment variables ``names`` that are set."""
-    get = _getenv if environ is None else environ.get
+    get = (os.environ if environ is None else environ).get
     return [value for value in map(get, names) if value]
 
 

@@ -17,6 +17,7 @@ are shared by the entries built from them, which nothing edits.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field, replace
 from itertools import islice
@@ -25,10 +26,11 @@ from typing import Any, Final
 from headerlock.formats.wire_recording import WireEntry
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.formats.wire_vocabulary import WireVocabulary, vocabulary
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.entry import build_entry
-from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.matching import key_frame, request_key
 from headerlock.testing.wire.request_header import LockedHeader
 from headerlock.testing.wire.spans import Elements, repeated_elements
 
@@ -105,7 +107,6 @@ class MessageMemo:
         split: Split,
         body: bytes,
         path: str,
-        *,
         pinned: bool,
         scrubber: Scrubber,
         response: WireResponse | None = None,
@@ -127,6 +128,26 @@ class MessageMemo:
             **known,
         )
         return entry, request_key(entry, None if found is None else found[1])
+
+    def key(
+        self,
+        split: Split,
+        body: bytes,
+        path: str,
+        *,
+        pinned: bool,
+        scrubber: Scrubber,
+        header: LockedHeader | None,
+    ) -> str | None:
+        """``entry(...)[1]`` without building the entry: its messages' texts inside the
+        key's text around them, remembered (``_frame``); ``None`` where that is not
+        known (a pinned request, no header, a ``redact`` callable, messages that are not
+        a list in the body, ignore rules: ``header`` is then ``None``): ``entry`` says."""
+        frame = _frame(split, path, pinned=pinned, scrubber=scrubber, header=header)
+        if frame is None:
+            return None
+        found = self._messages(split, body, scrubber, IdTokens())
+        return None if found is None else frame[0] + ",".join(found[1]) + frame[1]
 
     def _messages(
         self, split: Split, body: bytes, scrubber: Scrubber, ids: IdTokens
@@ -206,3 +227,62 @@ def _scrubbed(
             value = scrubber.json_raw(raw, message)
         done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done
+
+
+def _frame(
+    split: Split, path: str, *, pinned: bool, scrubber: Scrubber, header: LockedHeader | None
+) -> tuple[str, str] | None:
+    """``key_frame`` of the entry ``build_entry`` makes of ``split`` (unpinned, with a
+    ``header``, no ``redact``): the same for every request made of the same api, path,
+    config (its JSON text), absent or present system and tools, header config keys and
+    secrets, while the model APIs' vocabulary is the same object (``_Frames``)."""
+    if pinned or header is None or scrubber.redact is not None:
+        return None
+    try:
+        config = _CONFIG_TEXT.encode(split.config)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    key = (
+        split.api.name,
+        path,
+        config,
+        split.system is None,
+        split.tools is None,
+        header.config_keys,
+        scrubber.secrets,
+    )
+    words = vocabulary()
+    frames = _FRAMES
+    held = frames.made.get(key)
+    if held is not None and held[0] is words and held[1] is split.api:
+        return held[2]
+    made = build_entry(
+        split, path, pinned=False, scrubber=scrubber, ids=IdTokens(), messages=[], header=header
+    )
+    frame = key_frame(made)
+    if frame is not None:
+        with frames.guard:
+            if len(frames.made) >= MAX_FRAMES:
+                frames.made = {}
+            frames.made[key] = (words, split.api, frame)
+    return frame
+
+
+MAX_FRAMES: Final = 32
+"""Distinct key frames remembered (more start afresh: slower, never different)."""
+
+_CONFIG_TEXT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+"""A config's part of a frame's memo key: equal texts are equal parsed JSON data (``1``
+is not ``1.0`` nor ``true``), whatever its key order."""
+
+
+class _Frames:
+    """The key frames made (``_frame``), by what made them, each with the vocabulary
+    and the api object it was made under."""
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.made: dict[tuple[Any, ...], tuple[WireVocabulary, ModelApi, tuple[str, str]]] = {}
+
+
+_FRAMES: Final = _Frames()

@@ -27,8 +27,27 @@ _absent: dict[str, tuple[str, ...]] = {}
 
 
 def _sent(module: Any, request: Any, body: bytes) -> Any:
-    headers = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
-    return sent_request(module.__name__, request.method, str(request.url), headers, body)
+    headers = _decoded(request.headers.raw)
+    return sent_request(module.__name__, request.method, str(request.url), iter(headers), body)
+
+
+def _decoded(raw: list[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
+    """The header pairs decoded (Latin-1), each pair seen before as the same strings: a
+    client sends the same headers with every request."""
+    pairs = _PAIRS
+    try:
+        return tuple(map(pairs.__getitem__, raw))
+    except KeyError:
+        found = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
+        if len(pairs) >= _PAIRS_KEPT:
+            pairs.clear()
+        pairs.update(zip(raw, found, strict=True))
+        return found
+
+
+_PAIRS: dict[tuple[bytes, bytes], tuple[str, str]] = {}
+"""Header pairs as sent, and as decoded."""
+_PAIRS_KEPT = 1024
 
 
 def _response(module: Any, request: Any, answer: WireAnswer) -> Any:

@@ -1,6 +1,8 @@
-"""A replayed answer's httpx ``Response`` is built without running its body through the
-library's decoders (``httpx_client._read``): it is the response ``Response(content=...)``
-gives, in every attribute, and a library whose constructor reads otherwise gets its own."""
+"""The httpx client's fast paths equal what they stand for: a replayed answer's
+``Response`` built without running its body through the library's decoders
+(``httpx_client._read``) is the response ``Response(content=...)`` gives, in every
+attribute (a library whose constructor reads otherwise gets its own), and a request's
+header pairs decoded from the memo are the pairs decoded afresh."""
 
 from __future__ import annotations
 
@@ -78,3 +80,23 @@ def test_a_library_whose_constructor_reads_otherwise_gets_its_constructor() -> N
     request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     response = httpx_client._response(library, request, WireAnswer(200, None, b"{}"))
     assert response.reads == 1 and response.content == b"{}"
+
+
+PAIR = st.tuples(st.binary(max_size=6), st.binary(max_size=6)) | st.sampled_from(
+    [(b"Content-Length", b"336"), (b"authorization", b"Bearer sk-\xe9"), (b"", b"")]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(PAIR, max_size=6), max_size=6), st.integers(1, 4))
+def test_header_pairs_decoded_from_the_memo_are_the_pairs_decoded_afresh(
+    requests: list[list[tuple[bytes, bytes]]], kept: int
+) -> None:
+    httpx_client._PAIRS.clear()
+    before, httpx_client._PAIRS_KEPT = httpx_client._PAIRS_KEPT, kept  # a full memo starts afresh
+    try:
+        for raw in [*requests, *requests]:
+            fresh = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
+            assert httpx_client._decoded(raw) == fresh
+    finally:
+        httpx_client._PAIRS_KEPT = before

@@ -247,6 +247,9 @@ def test_a_message_scrubbed_and_its_ids_found_from_its_bytes_are_the_walks(
             parsed = json.loads(raw)
             assert parsed == value
             assert IdTokens().raw_message_ids(raw, parsed) == IdTokens().message_ids(value)
+            walk = IdTokens()
+            walk.messages(value)  # the ids found without a copy are the ones it numbers
+            assert IdTokens().message_ids(value) == list(walk.tokens)
             got, want = scrubber.json_raw(raw, parsed), scrubber.data(value)
             assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
             if scrubber.secrets:

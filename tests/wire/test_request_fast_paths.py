@@ -227,6 +227,7 @@ HOSTILE: list[Any] = [
     {"id": "call_1", "content": [{"text": f"a{SECRET}"}]},
     {"nested": [{"tool_call_id": "call_2"}], "id": 7},
     {"content": "id", "x": QUOTED},
+    {"id": "call_3", "x": [{"id": "call_4"}, {"id": "call_3"}], "tool_call_id": "call_5"},
 ]
 
 

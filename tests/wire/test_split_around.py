@@ -4,12 +4,13 @@ what that refuses (the same key named twice), and it gets its own objects."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from headerlock.testing.wire.apis import base, model_api
+from headerlock.testing.wire.apis import Split, base, model_api
 from headerlock.testing.wire.members import DuplicateKeyError
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -152,3 +153,14 @@ def test_a_body_split_around_its_messages_gets_its_own_objects() -> None:
         _body("", {**data, "messages": [{"role": "user", "content": "c"}]}, (",", ":"))
     )
     assert third.tools == [{"name": "t"}] and third.config == {"model": "m"}
+
+
+def test_a_split_with_other_messages_is_the_split_replaced_field_by_field() -> None:
+    split = model_api("openai.chat").split(
+        b'{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],'
+        b'"tools":[{"type":"function","function":{"name":"t"}}]}'
+    )
+    other = [{"role": "user", "content": "v"}]
+    made, want = split.with_messages(other), dataclasses.replace(split, messages=other)
+    for field in dataclasses.fields(Split):  # every field, compared or not
+        assert getattr(made, field.name) is getattr(want, field.name)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Final
 
@@ -89,7 +89,7 @@ class MessageMemo:
                 )
             ]
             self._sent_last[split.api.name] = (elements, skip, messages)
-        return replace(split, messages=messages)
+        return split.with_messages(messages)
 
     def _elements(self, body: bytes, at: int, before: Elements | None) -> Elements:
         """``repeated_elements(body, at, before)``, found once for a body that ``shared``

@@ -71,6 +71,21 @@ class Split:
     messages_at: int | None = field(default=None, compare=False)
     """The byte offset of the messages' value in the body (``None``: not in it)."""
 
+    def with_messages(self, messages: Any) -> Split:
+        """This split with other ``messages`` (``dataclasses.replace``, without its
+        field-by-field look-up)."""
+        return Split(
+            self.api,
+            self.config,
+            self.system,
+            self.tools,
+            messages,
+            self.tools_raw,
+            self.system_raw,
+            self.tool_names,
+            self.messages_at,
+        )
+
     @property
     def prefix(self) -> bytes:
         """The cacheable prefix: tools then system, as sent."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from headerlock.testing.wire.apis import Split, base, model_api
+from headerlock.testing.wire.apis import Split, base, model_api, openai_chat
 from headerlock.testing.wire.members import DuplicateKeyError
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,3 +164,27 @@ def test_a_split_with_other_messages_is_the_split_replaced_field_by_field() -> N
     made, want = split.with_messages(other), dataclasses.replace(split, messages=other)
     for field in dataclasses.fields(Split):  # every field, compared or not
         assert getattr(made, field.name) is getattr(want, field.name)
+
+
+SYSTEMS = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["system", "developer", "user"]), "content": TEXT | JSON}
+    ),
+    max_size=4,
+)
+
+
+@PROPERTY
+@given(st.lists(st.tuples(SYSTEMS, SEPARATORS, st.sampled_from(["", " ", "\n "])), max_size=6))
+def test_a_leading_system_found_from_the_last_ones_bytes_is_the_one_scanned(
+    bodies: list[tuple[list[Any], tuple[str, str], str]],
+) -> None:
+    api = model_api("openai.chat")
+    assert api.leading_system is not None
+    for messages, separators, space in [*bodies, *bodies]:
+        text = json.dumps(messages, separators=separators, ensure_ascii=False)
+        body = ('{"messages":' + space + text + space + "}").encode()
+        span = (len('{"messages":') + len(space), len(body) - len(space) - 1)
+        got = api.leading_system(body, span, messages)
+        openai_chat._SYSTEM[0] = None
+        assert got == api.leading_system(body, span, messages)  # scanned afresh

@@ -134,15 +134,14 @@ class MessageMemo:
         split: Split,
         body: bytes,
         path: str,
-        *,
         pinned: bool,
         scrubber: Scrubber,
         header: LockedHeader | None,
     ) -> str | None:
         """``entry(...)[1]`` without building the entry: its messages' texts inside the
         key's text around them, remembered (``_frame``); ``None`` where that is not
-        known (a pinned request, no header, a ``redact`` callable, messages that are not
-        a list in the body, ignore rules: ``header`` is then ``None``): ``entry`` says."""
+        known (a pinned request, a ``redact`` callable, messages that are not a list in
+        the body): ``entry`` says. ``split`` has no ignore rule applied."""
         frame = _frame(split, path, pinned=pinned, scrubber=scrubber, header=header)
         if frame is None:
             return None
@@ -232,11 +231,11 @@ def _scrubbed(
 def _frame(
     split: Split, path: str, *, pinned: bool, scrubber: Scrubber, header: LockedHeader | None
 ) -> tuple[str, str] | None:
-    """``key_frame`` of the entry ``build_entry`` makes of ``split`` (unpinned, with a
-    ``header``, no ``redact``): the same for every request made of the same api, path,
-    config (its JSON text), absent or present system and tools, header config keys and
-    secrets, while the model APIs' vocabulary is the same object (``_Frames``)."""
-    if pinned or header is None or scrubber.redact is not None:
+    """``key_frame`` of the entry ``build_entry`` makes of ``split`` (unpinned, no
+    ``redact``): the same for every request made of the same api, path, config (its JSON
+    text), absent or present system and tools, header config keys (or tool names, without
+    a header) and secrets, while the model APIs' vocabulary is the same object."""
+    if pinned or scrubber.redact is not None:
         return None
     try:
         config = _CONFIG_TEXT.encode(split.config)
@@ -248,7 +247,8 @@ def _frame(
         config,
         split.system is None,
         split.tools is None,
-        header.config_keys,
+        None if header is None else header.config_keys,
+        tuple(split.tool_names) if header is None else (),  # in the entry without a header
         scrubber.secrets,
     )
     words = vocabulary()

@@ -152,12 +152,10 @@ class LockSession:
     # -- the three modes ----------------------------------------------------------------
     def _replay(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
         assert self.recording is not None
-        pinned, live = self.run.pinned, None
-        # the key without the entry (``MessageMemo.key``), else the entry and its key
-        header = None if self.ignore else self.book.header(split, sent, pinned, self.scrubber)
-        live_key = self._memo.key(
-            split, sent.body, sent.path, pinned=pinned, scrubber=self.scrubber, header=header
-        )
+        pinned, live, header, live_key = self.run.pinned, None, None, None
+        if not self.ignore:  # the key without the entry (``MessageMemo.key``), if known
+            header = self.book.header(split, sent, pinned, self.scrubber)
+            live_key = self._memo.key(split, sent.body, sent.path, pinned, self.scrubber, header)
         if live_key is None:
             live, live_key = self._entry(split, sent, pinned)
         with self._guard:

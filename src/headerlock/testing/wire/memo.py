@@ -220,11 +220,16 @@ def _scrubbed(
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
     if done is None:  # a message with no ids is its own tokenized copy: not walked again
-        if known.ids:  # the tokenized copy is this entry's own
-            value = scrubber.json_owned(ids.messages(message))
+        if known.ids:  # the tokenized copy is this entry's own; its canonical text proves
+            owned = ids.messages(message)  # it unscrubbed as well as any JSON text of it
+            text = canonical_json(owned)
+            if not scrubber.untouched_text(text):
+                owned = scrubber.data(owned)
+                text = canonical_json(owned)
+            done = known.done.setdefault(tokens, (owned, text))
         else:
             value = scrubber.json_raw(raw, message)
-        done = known.done.setdefault(tokens, (value, canonical_json(value)))
+            done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done
 
 

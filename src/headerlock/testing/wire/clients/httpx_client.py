@@ -28,7 +28,7 @@ _absent: dict[str, tuple[str, ...]] = {}
 
 def _sent(module: Any, request: Any, body: bytes) -> Any:
     headers = _decoded(request.headers.raw)
-    return sent_request(module.__name__, request.method, str(request.url), iter(headers), body)
+    return sent_request(module.__name__, request.method, str(request.url), headers, body)
 
 
 def _decoded(raw: list[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:

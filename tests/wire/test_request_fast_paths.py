@@ -133,6 +133,57 @@ def test_a_remembered_request_header_is_the_header_made_afresh(
                     assert SECRET not in json.dumps(got.data, ensure_ascii=False)
 
 
+def _changed(body: bytes, config_id: bool, no_tools: bool) -> bytes:
+    """``body`` with a top-level config id (numbered before the messages' ids), and without
+    its tools."""
+    data = json.loads(body)
+    if config_id:
+        data = {"previous_response_id": "resp_7", **data}
+    if no_tools:
+        data = {k: v for k, v in data.items() if k not in ("tools", "toolConfig")}
+    return json.dumps(data).encode()
+
+
+@PROPERTY
+@given(
+    requests(),
+    st.lists(st.sampled_from(range(len(SCRUBBERS))), min_size=1, max_size=3),
+    st.booleans(),
+    st.booleans(),
+    st.data(),
+)
+def test_a_request_key_made_without_its_entry_is_the_entrys_key(
+    sent: list[Sent], which: list[int], pinned: bool, config_id: bool, data: st.DataObject
+) -> None:
+    sent = [
+        (a, _changed(b, config_id, data.draw(st.booleans())), p, h, q) for a, b, p, h, q in sent
+    ]
+    books = [HeaderBook(HttpRules(add=("anthropic-beta",)), None), HeaderBook(None, None)]
+    for scrubber, book in ((SCRUBBERS[i], books[i % 2]) for i in which):
+        memo = MessageMemo()
+        for _ in range(2):  # again: each message and the key's frame from the memo
+            for api, body, path, headers, query in sent:
+                split = memo.shared(split_body(api, body), body)  # as ``LockSession`` does
+                request = SentRequest(
+                    "httpx", "POST", f"http://h{path}?{query}", headers, body, None
+                )
+                header = book.header(split, request, pinned, scrubber)
+                key = memo.key(split, body, path, pinned, scrubber, header)
+                fresh = build_entry(
+                    split_body(api, body),
+                    path,
+                    pinned=pinned,
+                    scrubber=scrubber,
+                    ids=IdTokens(),
+                    header=header,
+                )
+                known = split.messages_at is not None and body[split.messages_at] == ord("[")
+                if pinned or scrubber.redact is not None or not known:
+                    assert key is None
+                    continue
+                assert key == request_key(fresh) == canonical_json(fresh.request_data())
+
+
 def _escaped(text: str) -> str:
     """``text`` (JSON) with every ASCII letter of its strings' keys and values written as a
     ``\\u`` escape now and then: what a hostile client may send for ``"id"``."""
@@ -176,6 +227,7 @@ HOSTILE: list[Any] = [
     {"id": "call_1", "content": [{"text": f"a{SECRET}"}]},
     {"nested": [{"tool_call_id": "call_2"}], "id": 7},
     {"content": "id", "x": QUOTED},
+    {"id": "call_3", "x": [{"id": "call_4"}, {"id": "call_3"}], "tool_call_id": "call_5"},
 ]
 
 
@@ -196,6 +248,9 @@ def test_a_message_scrubbed_and_its_ids_found_from_its_bytes_are_the_walks(
             parsed = json.loads(raw)
             assert parsed == value
             assert IdTokens().raw_message_ids(raw, parsed) == IdTokens().message_ids(value)
+            walk = IdTokens()
+            walk.messages(value)  # the ids found without a copy are the ones it numbers
+            assert IdTokens().message_ids(value) == list(walk.tokens)
             got, want = scrubber.json_raw(raw, parsed), scrubber.data(value)
             assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
             if scrubber.secrets:

@@ -186,6 +186,8 @@ class Scrubber:
         """A copy of plain data with every string scrubbed, mapping keys included."""
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, _LEAVES):
+            return value
         if isinstance(value, Mapping):
             return {self.data(k): self.data(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -211,6 +213,8 @@ class IdTokens:
         return self._messages(value, vocabulary().message_ids)
 
     def _messages(self, value: Any, keys: frozenset[str]) -> Any:
+        if isinstance(value, _LEAVES):  # the common case first: no abc check
+            return value
         if isinstance(value, Mapping):
             return {
                 k: self.token(v) if k in keys and isinstance(v, str) else self._messages(v, keys)
@@ -231,9 +235,9 @@ class IdTokens:
     def message_ids(self, value: Any) -> list[str]:
         """The distinct id values ``messages(value)`` tokenizes, in the order it numbers
         them (found by that very walk, on a fresh numbering); none are numbered here."""
-        walk = IdTokens()
-        walk.messages(value)
-        return list(walk.tokens)
+        found: dict[str, None] = {}
+        _ids(value, vocabulary().message_ids, found)
+        return list(found)
 
     def config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a request config with its top-level id keys tokenized."""
@@ -241,6 +245,26 @@ class IdTokens:
         return {
             k: self.token(v) if k in keys and isinstance(v, str) else v for k, v in config.items()
         }
+
+
+_LEAVES: Final = (str, int, float, type(None))
+"""What JSON data holds that is neither a mapping nor a list (``bool`` is an ``int``)."""
+
+
+def _ids(value: Any, keys: frozenset[str], found: dict[str, None]) -> None:
+    """Add to ``found`` the values ``IdTokens._messages`` tokenizes in ``value``, in the
+    order it meets them (the same walk, making no copy)."""
+    if isinstance(value, _LEAVES):
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if k in keys and isinstance(v, str):
+                found.setdefault(v, None)
+            else:
+                _ids(v, keys, found)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _ids(v, keys, found)
 
 
 @functools.lru_cache(maxsize=8)

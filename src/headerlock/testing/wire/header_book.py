@@ -56,11 +56,13 @@ class HeaderBook:
             self.headers.setdefault(found.id, found.data)
         return found
 
-    def differs(self, recorded: WireEntry, live: WireEntry) -> bool:
-        """Whether ``live``'s header is not the locked header ``recorded`` refers to."""
-        if live.header is None:
+    def differs(self, recorded: WireEntry, live: WireEntry | LockedHeader | None) -> bool:
+        """Whether ``live``'s header (a live entry's, or a request's ``LockedHeader``) is not
+        the locked header ``recorded`` refers to."""
+        sent = live.header if isinstance(live, WireEntry) else None if live is None else live.id
+        if sent is None:
             return False
-        return live.header != recorded.header or live.header not in self.lock
+        return sent != recorded.header or sent not in self.lock
 
     def difference(
         self, number: int, recorded: WireEntry, live: WireEntry, model: ModelApi

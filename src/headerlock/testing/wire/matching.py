@@ -39,18 +39,25 @@ def request_key(entry: Recorded, messages: Sequence[str] | None = None) -> str:
     """The canonical text of what replay compares of ``entry``.
 
     ``messages``: the canonical text of each of its messages, when the caller has them
-    (``memo``): the same text is then assembled around them, the other keys sorted
-    before and after ``messages`` as ``canonical_json`` sorts them."""
+    (``memo``): the same text is then assembled around them (``key_frame``)."""
+    frame = None if messages is None else key_frame(entry)
+    if frame is None:
+        return canonical_json(entry.request_data())
+    return frame[0] + ",".join(messages or ()) + frame[1]
+
+
+def key_frame(entry: Recorded) -> tuple[str, str] | None:
+    """The text of ``request_key(entry)`` before and after its messages' canonical texts
+    (joined by commas): the other keys sorted before and after ``messages`` as
+    ``canonical_json`` sorts them (``None`` when its messages are not a list)."""
     data = entry.request_data()
-    if messages is None or not isinstance(data.get(MESSAGES), list):
-        return canonical_json(data)
+    if not isinstance(data.get(MESSAGES), list):
+        return None
     del data[MESSAGES]
     before = canonical_json({k: v for k, v in data.items() if k < MESSAGES})[:-1]
     after = canonical_json({k: v for k, v in data.items() if k > MESSAGES})[1:]
-    listed = f'"{MESSAGES}":[{",".join(messages)}]'
-    return "".join(
-        (before, "," if len(before) > 1 else "", listed, "," if len(after) > 1 else "", after)
-    )
+    head = "".join((before, "," if len(before) > 1 else "", f'"{MESSAGES}":['))
+    return head, "".join(("]", "," if len(after) > 1 else "", after))
 
 
 def _digest(key: str) -> bytes:
@@ -91,11 +98,14 @@ class RecordedExchanges(Generic[E]):
             key = request_key(entry) if short else _shared_key(entry, texts)
             self._by_key.setdefault(_digest(key), deque()).append(index)
 
-    def take(self, live: E, key: str | None = None) -> int | None:
+    def take(self, live: E | None, key: str | None = None) -> int | None:
         """The index of the first unserved exchange whose request equals ``live`` (whose
-        ``request_key`` is ``key``, when the caller has it), now served; ``None`` when
-        there is none."""
-        waiting = self._by_key.get(_digest(request_key(live) if key is None else key))
+        ``request_key`` is ``key``, when the caller has it: ``live`` may then be ``None``),
+        now served; ``None`` when there is none."""
+        if key is None:
+            assert live is not None
+            key = request_key(live)
+        waiting = self._by_key.get(_digest(key))
         if not waiting:
             return None
         index = waiting.popleft()

@@ -17,18 +17,20 @@ are shared by the entries built from them, which nothing edits.
 
 from __future__ import annotations
 
+import json
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Final
 
 from headerlock.formats.wire_recording import WireEntry
 from headerlock.formats.wire_response import WireResponse
 from headerlock.formats.wire_scrub import IdTokens, Scrubber
+from headerlock.formats.wire_vocabulary import WireVocabulary, vocabulary
 from headerlock.runtime.canonical import canonical_json
-from headerlock.testing.wire.apis import Split
+from headerlock.testing.wire.apis import ModelApi, Split
 from headerlock.testing.wire.entry import build_entry
-from headerlock.testing.wire.matching import request_key
+from headerlock.testing.wire.matching import key_frame, request_key
 from headerlock.testing.wire.request_header import LockedHeader
 from headerlock.testing.wire.spans import Elements, repeated_elements
 
@@ -87,7 +89,7 @@ class MessageMemo:
                 )
             ]
             self._sent_last[split.api.name] = (elements, skip, messages)
-        return replace(split, messages=messages)
+        return split.with_messages(messages)
 
     def _elements(self, body: bytes, at: int, before: Elements | None) -> Elements:
         """``repeated_elements(body, at, before)``, found once for a body that ``shared``
@@ -105,7 +107,6 @@ class MessageMemo:
         split: Split,
         body: bytes,
         path: str,
-        *,
         pinned: bool,
         scrubber: Scrubber,
         response: WireResponse | None = None,
@@ -127,6 +128,25 @@ class MessageMemo:
             **known,
         )
         return entry, request_key(entry, None if found is None else found[1])
+
+    def key(
+        self,
+        split: Split,
+        body: bytes,
+        path: str,
+        pinned: bool,
+        scrubber: Scrubber,
+        header: LockedHeader | None,
+    ) -> str | None:
+        """``entry(...)[1]`` without building the entry: its messages' texts inside the
+        key's text around them, remembered (``_frame``); ``None`` where that is not
+        known (a pinned request, a ``redact`` callable, messages that are not a list in
+        the body): ``entry`` says. ``split`` has no ignore rule applied."""
+        frame = _frame(split, path, pinned=pinned, scrubber=scrubber, header=header)
+        if frame is None:
+            return None
+        found = self._messages(split, body, scrubber, IdTokens())
+        return None if found is None else frame[0] + ",".join(found[1]) + frame[1]
 
     def _messages(
         self, split: Split, body: bytes, scrubber: Scrubber, ids: IdTokens
@@ -200,9 +220,74 @@ def _scrubbed(
     tokens = tuple(ids.token(value) for value in known.ids)
     done = known.done.get(tokens)
     if done is None:  # a message with no ids is its own tokenized copy: not walked again
-        if known.ids:  # the tokenized copy is this entry's own
-            value = scrubber.json_owned(ids.messages(message))
+        if known.ids:  # the tokenized copy is this entry's own; its canonical text proves
+            owned = ids.messages(message)  # it unscrubbed as well as any JSON text of it
+            text = canonical_json(owned)
+            if not scrubber.untouched_text(text):
+                owned = scrubber.data(owned)
+                text = canonical_json(owned)
+            done = known.done.setdefault(tokens, (owned, text))
         else:
             value = scrubber.json_raw(raw, message)
-        done = known.done.setdefault(tokens, (value, canonical_json(value)))
+            done = known.done.setdefault(tokens, (value, canonical_json(value)))
     return done
+
+
+def _frame(
+    split: Split, path: str, *, pinned: bool, scrubber: Scrubber, header: LockedHeader | None
+) -> tuple[str, str] | None:
+    """``key_frame`` of the entry ``build_entry`` makes of ``split`` (unpinned, no
+    ``redact``): the same for every request made of the same api, path, config (its JSON
+    text), absent or present system and tools, header config keys (or tool names, without
+    a header) and secrets, while the model APIs' vocabulary is the same object."""
+    if pinned or scrubber.redact is not None:
+        return None
+    try:
+        config = _CONFIG_TEXT.encode(split.config)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    key = (
+        split.api.name,
+        path,
+        config,
+        split.system is None,
+        split.tools is None,
+        None if header is None else header.config_keys,
+        tuple(split.tool_names) if header is None else (),  # in the entry without a header
+        scrubber.secrets,
+    )
+    words = vocabulary()
+    frames = _FRAMES
+    held = frames.made.get(key)
+    if held is not None and held[0] is words and held[1] is split.api:
+        return held[2]
+    made = build_entry(
+        split, path, pinned=False, scrubber=scrubber, ids=IdTokens(), messages=[], header=header
+    )
+    frame = key_frame(made)
+    if frame is not None:
+        with frames.guard:
+            if len(frames.made) >= MAX_FRAMES:
+                frames.made = {}
+            frames.made[key] = (words, split.api, frame)
+    return frame
+
+
+MAX_FRAMES: Final = 32
+"""Distinct key frames remembered (more start afresh: slower, never different)."""
+
+_CONFIG_TEXT: Final = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+"""A config's part of a frame's memo key: equal texts are equal parsed JSON data (``1``
+is not ``1.0`` nor ``true``), whatever its key order."""
+
+
+class _Frames:
+    """The key frames made (``_frame``), by what made them, each with the vocabulary
+    and the api object it was made under."""
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.made: dict[tuple[Any, ...], tuple[WireVocabulary, ModelApi, tuple[str, str]]] = {}
+
+
+_FRAMES: Final = _Frames()

@@ -152,18 +152,28 @@ class LockSession:
     # -- the three modes ----------------------------------------------------------------
     def _replay(self, sent: SentRequest, split: Split, key: Key) -> WireAnswer:
         assert self.recording is not None
-        live, live_key = self._entry(split, sent, self.run.pinned)
+        pinned, live, header, live_key = self.run.pinned, None, None, None
+        if not self.ignore:  # the key without the entry (``MessageMemo.key``), if known
+            header = self.book.header(split, sent, pinned, self.scrubber)
+            live_key = self._memo.key(split, sent.body, sent.path, pinned, self.scrubber, header)
+        if live_key is None:
+            live, live_key = self._entry(split, sent, pinned)
         with self._guard:
             number = self._add_request(sent, split, key)
             index = self.models.take(live, live_key)
             found: list[Difference] = []
-            if index is None:
-                found = self._explain_miss(number, live, split.api)
-                self.run.differences.extend(found)
-                index = self._stand_in(number, live)
             recorded = None if index is None else self.recording.requests[index]
-            if recorded is not None and self.book.differs(recorded, live):
-                self.run.differences.append(self.book.difference(number, recorded, live, split.api))
+            if recorded is None or self.book.differs(recorded, live or header):
+                live = live or self._entry(split, sent, pinned)[0]  # to explain what differs
+                if index is None:
+                    found = self._explain_miss(number, live, split.api)
+                    self.run.differences.extend(found)
+                    index = self._stand_in(number, live)
+                recorded = None if index is None else self.recording.requests[index]
+                if recorded is not None and self.book.differs(recorded, live):
+                    self.run.differences.append(
+                        self.book.difference(number, recorded, live, split.api)
+                    )
         if index is None:
             summary = "; ".join(d.line() for d in found)
             message = f"{summary} (recording {self.run.path})"
@@ -392,25 +402,16 @@ class LockSession:
         """The entry of a request (ids numbered within it), and its ``request_key`` when
         known; each message scrubbed once per lock (``memo``) when no ignore rule
         rewrites the messages."""
+        scrubber = self.scrubber
         if not self.ignore:
-            return self._memo.entry(
-                split,
-                sent.body,
-                sent.path,
-                pinned=pinned,
-                scrubber=self.scrubber,
-                response=response,
-                header=self.book.header(split, sent, pinned, self.scrubber),
-            )
+            header = self.book.header(split, sent, pinned, scrubber)
+            return self._memo.entry(split, sent.body, sent.path, pinned, scrubber, response, header)
         split = self.ignore.apply(split)
+        header = self.book.header(split, sent, pinned, scrubber)
+        at = sent.path
+        ids = IdTokens()
         entry = build_entry(
-            split,
-            sent.path,
-            pinned=pinned,
-            scrubber=self.scrubber,
-            ids=IdTokens(),
-            response=response,
-            header=self.book.header(split, sent, pinned, self.scrubber),
+            split, at, pinned=pinned, scrubber=scrubber, ids=ids, response=response, header=header
         )
         return entry, None
 

@@ -23,6 +23,7 @@ from headerlock.formats.wire_vocabulary import NOTHING, WireVocabulary
 from headerlock.runtime.tools import ToolSchema
 from headerlock.runtime.wire_tools import FLAT, ToolShape, tool_name
 from headerlock.testing.wire.apis.cache_rules import IMPLICIT, CacheRules
+from headerlock.testing.wire.around import Around
 from headerlock.testing.wire.members import (
     CHECKED_MIN,
     DuplicateKeyError,
@@ -69,6 +70,21 @@ class Split:
     tool_names: list[str]
     messages_at: int | None = field(default=None, compare=False)
     """The byte offset of the messages' value in the body (``None``: not in it)."""
+
+    def with_messages(self, messages: Any) -> Split:
+        """This split with other ``messages`` (``dataclasses.replace``, without its
+        field-by-field look-up)."""
+        return Split(
+            self.api,
+            self.config,
+            self.system,
+            self.tools,
+            messages,
+            self.tools_raw,
+            self.system_raw,
+            self.tool_names,
+            self.messages_at,
+        )
 
     @property
     def prefix(self) -> bytes:
@@ -250,6 +266,9 @@ def text_of(value: Any) -> str:
     return str(value)
 
 
+_AROUND: dict[str, Around] = {}
+"""Per API, the bytes around the messages of the last body split (``ModelApi.split``)."""
+
 _NAMED: dict[str, tuple[ModelApi, bytes, tuple[str, ...]]] = {}
 """Per API, the bytes of the last long tool list named, and its names."""
 
@@ -406,7 +425,14 @@ class ModelApi:
 
     def split(self, body: bytes) -> Split:
         """Split a request body; ``ValueError`` when it is not a JSON object
-        (``DuplicateKeyError`` when an object in it holds a key twice)."""
+        (``DuplicateKeyError`` when an object in it holds a key twice). A body whose
+        bytes around its messages are the last body's (``around.Around``) has only its
+        messages read."""
+        around = _AROUND.get(self.name)
+        if around is not None and around.owner is self:
+            found = around.messages(body)
+            if found is not None:
+                return self._split_around(body, around, *found)
         try:
             spans = body_members(body)
         except DuplicateMember as error:
@@ -431,8 +457,27 @@ class ModelApi:
                 config[self.tools_at[0]] = rest
         config = self.volatile.drop(config)
         names = _names_of(self, tools, tools_raw)
-        at = spans[self.messages_key][0] if self.messages_key in spans else None
+        span = spans.get(self.messages_key)
+        if span is not None and system_key != self.messages_key:
+            outside = None if system_key is None else system
+            kept = (tools_raw, system_raw if system_key else b"", tuple(names), system_key)
+            read = (config, tools, outside)
+            remembered = Around.of(self, body, self.messages_key, span, read, kept)
+            if remembered is not None:
+                _AROUND[self.name] = remembered
+        at = None if span is None else span[0]
         return Split(self, config, system, tools, messages, tools_raw, system_raw, names, at)
+
+    def _split_around(self, body: bytes, around: Around, messages: Any, span: Span) -> Split:
+        """``split(body)`` of a body that is ``around``'s but for its ``messages`` (at
+        ``span``): the rest is the last body's, unpacked afresh."""
+        config, tools, system = around.read()
+        tools_raw, system_raw, names, system_key = around.kept
+        if system_key is None and self.leading_system is not None:
+            system, messages, system_raw = self.leading_system(body, span, messages)
+        return Split(
+            self, config, system, tools, messages, tools_raw, system_raw, list(names), span[0]
+        )
 
     def _tools(
         self, body: bytes, data: dict[str, Any], spans: dict[str, Span]

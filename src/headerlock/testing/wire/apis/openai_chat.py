@@ -47,8 +47,28 @@ def leading_system(body: bytes, span: Span | None, messages: Any) -> tuple[Any, 
         count += 1
     if count == 0:
         return None, messages, b""
-    elements = array_elements(body, span[0], limit=count)
-    return messages[:count], messages[count:], body[elements[0][0] : elements[count - 1][1]]
+    start, end = _system_span(body, span[0], count)
+    return messages[:count], messages[count:], body[start:end]
+
+
+def _system_span(body: bytes, at: int, count: int) -> Span:
+    """Where the first ``count`` elements (JSON objects) of the array at ``body[at]`` (a
+    parsed body) start and end: as the last body's when as many of them were there and
+    its bytes from ``at`` to their end repeat (an object ends at its closing brace: they
+    are the same objects; an agent sends the same system with every request), else
+    scanned."""
+    held = _SYSTEM[0]
+    if held is not None and held[1] == count and body.startswith(held[0], at):
+        return at + held[2], at + len(held[0])
+    elements = array_elements(body, at, limit=count)
+    start, end = elements[0][0], elements[count - 1][1]
+    _SYSTEM[0] = (body[at:end], count, start - at)
+    return start, end
+
+
+_SYSTEM: list[tuple[bytes, int, int] | None] = [None]
+"""The last system found: the bytes from its array's start to its end, how many
+elements it is, and where its first one starts in those bytes."""
 
 
 def error_body(message: str, code: str) -> dict[str, Any]:

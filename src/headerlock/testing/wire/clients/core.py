@@ -15,7 +15,7 @@ import gzip
 import importlib
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -69,7 +69,7 @@ class SentRequest:
 
 
 def sent_request(
-    client: str, method: str, url: str, headers: Iterator[tuple[str, str]], body: bytes
+    client: str, method: str, url: str, headers: Iterable[tuple[str, str]], body: bytes
 ) -> SentRequest:
     """A ``SentRequest``, its body decoded from its content encoding (``decode_body``),
     its model API detected from the method, path and decoded body."""

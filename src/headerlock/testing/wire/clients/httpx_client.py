@@ -27,13 +27,95 @@ _absent: dict[str, tuple[str, ...]] = {}
 
 
 def _sent(module: Any, request: Any, body: bytes) -> Any:
-    headers = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw)
+    headers = _decoded(request.headers.raw)
     return sent_request(module.__name__, request.method, str(request.url), headers, body)
 
 
+def _decoded(raw: list[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
+    """The header pairs decoded (Latin-1), each pair seen before as the same strings: a
+    client sends the same headers with every request."""
+    pairs = _PAIRS
+    try:
+        return tuple(map(pairs.__getitem__, raw))
+    except KeyError:
+        found = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
+        if len(pairs) >= _PAIRS_KEPT:
+            pairs.clear()
+        pairs.update(zip(raw, found, strict=True))
+        return found
+
+
+_PAIRS: dict[tuple[bytes, bytes], tuple[str, str]] = {}
+"""Header pairs as sent, and as decoded."""
+_PAIRS_KEPT = 1024
+
+
 def _response(module: Any, request: Any, answer: WireAnswer) -> Any:
+    """The library's ``Response`` of ``answer``, read: ``Response(content=body)``, or the
+    same state set directly where ``_read_is_set`` shows it is (no decoder run over a
+    body that has no content encoding)."""
     headers = [] if answer.content_type is None else [("content-type", answer.content_type)]
-    return module.Response(answer.status, headers=headers, content=answer.body, request=request)
+    if not _read_is_set(module):
+        return module.Response(answer.status, headers=headers, content=answer.body, request=request)
+    return _read(module, answer.status, headers, answer.body, request)
+
+
+def _read(
+    module: Any, status: int, headers: list[tuple[str, str]], body: bytes, request: Any
+) -> Any:
+    """``module.Response(status, headers=headers, content=body, request=request)`` as its
+    constructor leaves it (content headers added, the body read, the stream closed),
+    built without running the body through its (identity) decoders."""
+    if body:
+        headers.append(("Content-Length", str(len(body))))
+    stream = module.ByteStream(body)
+    response = module.Response(status, headers=headers, stream=stream, request=request)
+    response._content = body
+    response.is_stream_consumed = True
+    response.is_closed = True
+    return response
+
+
+_CHECKED: dict[str, bool] = {}
+"""Per library module, whether ``_read`` builds what its ``Response(content=...)`` does."""
+
+
+def _read_is_set(module: Any) -> bool:
+    """Whether ``_read`` gives the state ``module.Response(content=...)`` gives (every
+    attribute, the stream's type and bytes): checked once per module on sample answers,
+    so a library version that reads its content otherwise gets its own constructor."""
+    known = _CHECKED.get(module.__name__)
+    if known is None:
+        try:
+            known = all(_same(module, body) for body in (b"", b'{"a": 1}'))
+        except Exception:  # any difference in the library's API: its constructor
+            known = False
+        _CHECKED[module.__name__] = known
+    return known
+
+
+def _same(module: Any, body: bytes) -> bool:
+    request = module.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    headers = [("content-type", "application/json")]
+    made = module.Response(200, headers=list(headers), content=body, request=request)
+    read = _read(module, 200, list(headers), body, request)
+    if type(made.stream) is not type(read.stream) or list(made.stream) != list(read.stream):
+        return False
+    state = {k: v for k, v in vars(made).items() if k not in _MADE_WHEN_ASKED}
+    return state.keys() == vars(read).keys() - _MADE_WHEN_ASKED and all(
+        _equal(v, getattr(read, k)) for k, v in state.items()
+    )
+
+
+_MADE_WHEN_ASKED: Final = {"stream", "_decoder"}
+"""The stream (compared apart) and the content decoder a response makes when first asked
+(a read body is served without one)."""
+
+
+def _equal(made: Any, read: Any) -> bool:
+    if hasattr(made, "raw") and hasattr(read, "raw"):  # Headers: the raw pairs, in order
+        return bool(made.raw == read.raw)
+    return bool(made == read)
 
 
 def _sync(module: Any, original: Any) -> Any:

@@ -95,7 +95,7 @@ def _read_is_set(module: Any) -> bool:
 
 
 def _same(module: Any, body: bytes) -> bool:
-    request = module.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    request = module.Request("POST", "http://127.0.0.1/sample")
     headers = [("content-type", "application/json")]
     made = module.Response(200, headers=list(headers), content=body, request=request)
     read = _read(module, 200, list(headers), body, request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -159,9 +160,11 @@ def update_readme(data: dict[str, Any], checks: Sequence[Check], path: Path = RE
     if BEGIN not in text or END not in text:
         return False
     m = data["machine"]
+    only = re.search(r"--only[ =](\S+)", str(data.get("command", "")))
+    run = "Last full run" if only is None else f"Last run of {only.group(1)} only"
     lines = [
         BEGIN,
-        f"Last full run: {data['generated']}, {data['seconds']:.0f} s; {m['python']}, "
+        f"{run}: {data['generated']}, {data['seconds']:.0f} s; {m['python']}, "
         f"{m['cpu_count']} cores, {m['platform']}; load average {m['load_average_before'][0]:.1f}"
         f" before, {m['load_average'][0]:.1f} after.",
         "",

@@ -54,6 +54,24 @@ def test_race(headerlock_wire, n):
 HEADERLOCK = str(Path(sys.executable).with_name("headerlock"))
 
 
+def _project(
+    pytester: pytest.Pytester,
+    model_server: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    *,
+    replies: int,
+) -> None:
+    """A user's project of ``tests/test_agent.py`` (``agent``), its model ``replies`` times
+    "ok", no race gate set."""
+    pytester.makeini("[pytest]\ntestpaths = tests\naddopts = -p no:randomly -p no:cacheprovider\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_agent.py").write_text(agent)
+    model_server.script([{"text": "ok"}] * replies)
+    monkeypatch.setenv("AGENT_BASE_URL", model_server.base_url)
+    monkeypatch.delenv("RACE_GATE", raising=False)
+
+
 def _recording(project: Path, n: int) -> Path:
     return project / "recordings" / "tests" / "test_agent" / f"test_race%5b{n}%5d.yaml"
 
@@ -78,12 +96,7 @@ def _written(path: Path, process: subprocess.Popen[str]) -> None:
 def test_a_concurrent_accept_and_update_leave_one_whole_result_and_the_other_fails(
     pytester: pytest.Pytester, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makeini("[pytest]\ntestpaths = tests\naddopts = -p no:randomly -p no:cacheprovider\n")
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_agent.py").write_text(AGENT)
-    model_server.script([{"text": "ok"}] * 200)
-    monkeypatch.setenv("AGENT_BASE_URL", model_server.base_url)
-    monkeypatch.delenv("RACE_GATE", raising=False)
+    _project(pytester, model_server, monkeypatch, AGENT, replies=200)
     monkeypatch.setenv("SYSTEM", "You are the first prompt.")
     pytester.runpytest_inprocess("--snapshot-update").assert_outcomes(passed=RACES)
     monkeypatch.setenv("SYSTEM", "You are the accepted prompt.")
@@ -193,12 +206,7 @@ def test_two_updates_that_write_the_same_bytes_both_pass(
     """A recording another session wrote after this one staged its own is not a stale
     base when it holds this session's very bytes: nobody's update is lost, so nothing is
     refused."""
-    pytester.makeini("[pytest]\ntestpaths = tests\naddopts = -p no:randomly -p no:cacheprovider\n")
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_agent.py").write_text(GATED_AT_TEARDOWN)
-    model_server.script([{"text": "ok"}] * 4)
-    monkeypatch.setenv("AGENT_BASE_URL", model_server.base_url)
-    monkeypatch.delenv("RACE_GATE", raising=False)
+    _project(pytester, model_server, monkeypatch, GATED_AT_TEARDOWN, replies=4)
     gate = pytester.path / "gate"
     gate.mkdir()
     update = [sys.executable, "-m", "pytest", "--snapshot-update", "-q"]

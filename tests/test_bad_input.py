@@ -4,7 +4,6 @@ error (exit 2) that names the file, key or value, and nothing is written."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ import pytest
 
 from headerlock.errors import ScenarioError
 from headerlock.testing.scenario.project import Project
+from tests.hostile import tree
 from tests.support import run_cli as run
 
 ROOT = Path(__file__).parents[1]
@@ -338,14 +338,6 @@ RECORDINGS = [
     ),
     Case("rec-alias-bomb", "anchors and aliases are not allowed", recording=bomb()),
 ]
-
-
-def tree(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture

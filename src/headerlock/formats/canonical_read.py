@@ -19,19 +19,14 @@ from __future__ import annotations
 
 import json
 import re
-from json.encoder import encode_basestring
 from typing import Any, Final
 
 from headerlock.errors import SerializationError
 from headerlock.formats.canonical_yaml import (
-    _EXOTIC,
-    _PLAIN,
-    _RESERVED,
     MAX_INT_DIGITS,
     MAX_SIMPLE_KEY,
     _float,
     _literal_ok,
-    _quoted,
     _string,
 )
 
@@ -267,7 +262,7 @@ def _value(token: str) -> tuple[int, Any] | None:
         return None
     if token[0] == '"':
         text = _unquoted(token)
-        if _written(text) != token or ("\n" in text and _literal_ok(text)):
+        if _string(text) != token or ("\n" in text and _literal_ok(text)):
             return None
         return _SCALAR, text
     if token in _WORDS:
@@ -286,17 +281,6 @@ def _value(token: str) -> tuple[int, Any] | None:
         number = float(token)  # not a number: ValueError
         return (_SCALAR, number) if _float(number) == token else None
     return (_SCALAR, token) if _string(token) == token else None
-
-
-def _written(text: str) -> str:
-    """``_string(text)``, the token the emitter writes for ``text``: quoted in C when
-    JSON escapes it as the emitter does (nothing ``_EXOTIC``: no control character but
-    tab and line feed, which both escape as ``\\t`` and ``\\n``, as ``"`` and ``\\``)."""
-    if _PLAIN.fullmatch(text) and text not in _RESERVED:
-        return text
-    if _EXOTIC.search(text) is None:
-        return encode_basestring(text)
-    return _quoted(text)
 
 
 def _unquoted(token: str) -> str:

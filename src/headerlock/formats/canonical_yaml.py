@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from headerlock.errors import SerializationError
@@ -311,7 +312,12 @@ def _string(text: str) -> str:
 
 
 def _quoted(text: str) -> str:
-    """``text`` double-quoted (what a plain scalar cannot hold, and every flow string)."""
+    """``text`` double-quoted (what a plain scalar cannot hold, and every flow string).
+    Text with nothing ``_EXOTIC`` (no control character but tab and line feed, no
+    surrogate) needs only ``"``, ``\\``, ``\n`` and ``\t`` escaped, as JSON escapes them:
+    quoted in C."""
+    if _EXOTIC.search(text) is None:
+        return encode_basestring(text)
     surrogate = _SURROGATE.search(text)
     if surrogate:
         raise SerializationError(
